@@ -1,0 +1,107 @@
+package oracle
+
+import (
+	"fmt"
+	"math"
+)
+
+// FWHT32 applies the normalized Walsh–Hadamard transform in place over consecutive blocks of size
+// block, bit-exact to FORMAT.md §3: float32 butterflies with stride h = 1, 2, …, block/2 in that
+// order (new[k] = a+b, new[k+h] = a−b), then every element times 1/√block. Sums and differences of
+// two float32 values cannot be fused, and the final scale is a power of two when block is a power
+// of four; for other powers of two the multiplication is one rounded float32 product.
+func FWHT32(x []float32, block int) {
+	checkBlock(len(x), block)
+	inv := float32(1 / math.Sqrt(float64(block)))
+	for base := 0; base < len(x); base += block {
+		b := x[base : base+block]
+		for h := 1; h < block; h <<= 1 {
+			for k := 0; k < block; k++ {
+				if k&h == 0 {
+					a, c := b[k], b[k+h]
+					b[k], b[k+h] = a+c, a-c
+				}
+			}
+		}
+		for i := range b {
+			b[i] = float32(b[i] * inv)
+		}
+	}
+}
+
+// FWHT64 is FWHT32 in float64 (used by the exact attention model).
+func FWHT64(x []float64, block int) {
+	checkBlock(len(x), block)
+	inv := 1 / math.Sqrt(float64(block))
+	for base := 0; base < len(x); base += block {
+		b := x[base : base+block]
+		for h := 1; h < block; h <<= 1 {
+			for k := 0; k < block; k++ {
+				if k&h == 0 {
+					a, c := b[k], b[k+h]
+					b[k], b[k+h] = a+c, a-c
+				}
+			}
+		}
+		for i := range b {
+			b[i] *= inv
+		}
+	}
+}
+
+func checkBlock(n, block int) {
+	if block <= 0 || block&(block-1) != 0 || n%block != 0 {
+		panic(fmt.Sprintf("oracle: FWHT block %d over %d values: expected a power of two dividing the length", block, n))
+	}
+}
+
+// Rotate returns H_B(D·x) in float32 (FORMAT.md §3): signs first, then the blockwise transform.
+// len(s) must be at least len(x).
+func Rotate(x []float32, s Signs, block int) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		if s[i] {
+			v = -v
+		}
+		y[i] = v
+	}
+	FWHT32(y, block)
+	return y
+}
+
+// Unrotate returns D·H_B(y) in float32: transform first, then signs.
+func Unrotate(y []float32, s Signs, block int) []float32 {
+	x := append([]float32(nil), y...)
+	FWHT32(x, block)
+	for i := range x {
+		if s[i] {
+			x[i] = -x[i]
+		}
+	}
+	return x
+}
+
+// Rotate64 is Rotate in float64.
+func Rotate64(x []float64, s Signs, block int) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		if s[i] {
+			v = -v
+		}
+		y[i] = v
+	}
+	FWHT64(y, block)
+	return y
+}
+
+// Unrotate64 is Unrotate in float64.
+func Unrotate64(y []float64, s Signs, block int) []float64 {
+	x := append([]float64(nil), y...)
+	FWHT64(x, block)
+	for i := range x {
+		if s[i] {
+			x[i] = -x[i]
+		}
+	}
+	return x
+}

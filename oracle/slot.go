@@ -1,0 +1,193 @@
+package oracle
+
+import "fmt"
+
+// Quantizer writes slots of one format. It holds scratch space, so one Quantizer must not be used
+// by two goroutines at once; the zero value is not usable, use NewQuantizer.
+type Quantizer struct {
+	F            Format
+	KSigns       Signs
+	VSigns       Signs
+	kRot, vRot   []float32
+	codes, vcode []uint8
+}
+
+// NewQuantizer returns a Quantizer for f with the given K and V sign patterns (each at least
+// head_size long).
+func NewQuantizer(f Format, ks, vs Signs) (*Quantizer, error) {
+	if len(ks) < f.HeadSize || len(vs) < f.HeadSize {
+		return nil, fmt.Errorf("oracle: sign patterns of %d and %d dims, need %d", len(ks), len(vs), f.HeadSize)
+	}
+	d := f.HeadSize
+	return &Quantizer{F: f, KSigns: ks, VSigns: vs, kRot: make([]float32, d), vRot: make([]float32, d),
+		codes: make([]uint8, d), vcode: make([]uint8, d)}, nil
+}
+
+// Slot is the quantization of one (token, head): rotated inputs, per-group results and bytes.
+type Slot struct {
+	KRot, VRot []float32    // rotated inputs
+	Groups     []GroupQuant // in Format.Groups order
+	Bytes      []byte
+}
+
+// rotateInto writes H_B(D·x) into dst.
+func rotateInto(dst, x []float32, s Signs, block int) {
+	for i, v := range x {
+		if s[i] {
+			v = -v
+		}
+		dst[i] = v
+	}
+	FWHT32(dst, block)
+}
+
+// QuantizeInto rotates, quantizes and packs K and V (original space, head_size float32 values
+// each, exactly representable in the input dtype) into dst (at least SlotBytes long). Pad bytes
+// are written as zero, as the reference does.
+func (q *Quantizer) QuantizeInto(dst []byte, k, v []float32) {
+	f := q.F
+	d := f.HeadSize
+	if len(k) != d || len(v) != d || len(dst) < f.SlotBytes() {
+		panic(fmt.Sprintf("oracle: QuantizeInto: k %d, v %d values and %d bytes; expected %d, %d and ≥%d", len(k), len(v), len(dst), d, d, f.SlotBytes()))
+	}
+	dst = dst[:f.SlotBytes()]
+	clear(dst[f.OffScales():])
+	rotateInto(q.kRot, k, q.KSigns, f.KRotBlock())
+	rotateInto(q.vRot, v, q.VSigns, f.VRotBlock())
+	// K groups.
+	if f.Compact() {
+		g := QuantizeGroup(q.kRot, NopeBits, q.codes)
+		Pack3(dst[:f.OffV()], g.Codes)
+		putU16(dst[f.OffScales():], g.Scale16)
+	} else {
+		for b := 0; b < f.NumKBlocks(); b++ {
+			bits := NopeBits
+			if 64*b < f.RopeDim {
+				bits = RopeBits
+			}
+			g := QuantizeGroup(q.kRot[64*b:64*b+64], bits, q.codes[64*b:64*b+64])
+			putU16(dst[f.OffScales()+2*b:], g.Scale16)
+		}
+		Pack4(dst[:f.OffKNope()], q.codes[:f.RopeDim])
+		Pack3(dst[f.OffKNope():f.OffV()], q.codes[f.RopeDim:])
+	}
+	g := QuantizeGroup(q.vRot, f.VBits(), q.vcode)
+	PackCodes(dst[f.OffV():f.OffScales()], g.Codes, f.VBits())
+	putU16(dst[f.OffScales()+2*f.NumKScales():], g.Scale16)
+}
+
+// Quantize is QuantizeInto returning the full Slot (allocates; for tests and reports).
+func (q *Quantizer) Quantize(k, v []float32) Slot {
+	f := q.F
+	s := Slot{Bytes: make([]byte, f.SlotBytes())}
+	q.QuantizeInto(s.Bytes, k, v)
+	s.KRot = append([]float32(nil), q.kRot...)
+	s.VRot = append([]float32(nil), q.vRot...)
+	for _, g := range f.Groups() {
+		x := s.KRot
+		if g.IsV {
+			x = s.VRot
+		}
+		s.Groups = append(s.Groups, QuantizeGroup(x[g.Dim0:g.Dim0+g.N], g.Bits, nil))
+	}
+	return s
+}
+
+// QuantizeSlot is a one-shot helper: the slot bytes for one (token, head).
+func QuantizeSlot(f Format, k, v []float32, ks, vs Signs) ([]byte, error) {
+	q, err := NewQuantizer(f, ks, vs)
+	if err != nil {
+		return nil, err
+	}
+	if len(k) != f.HeadSize || len(v) != f.HeadSize {
+		return nil, fmt.Errorf("oracle: QuantizeSlot: got %d K and %d V values, expected %d each", len(k), len(v), f.HeadSize)
+	}
+	out := make([]byte, f.SlotBytes())
+	q.QuantizeInto(out, k, v)
+	return out, nil
+}
+
+func putU16(b []byte, v uint16) { b[0], b[1] = byte(v), byte(v>>8) }
+func getU16(b []byte) uint16    { return uint16(b[0]) | uint16(b[1])<<8 }
+
+// SlotCodes unpacks the K and V codes of a slot (K in dim order 0..d−1, V likewise).
+func SlotCodes(f Format, slot []byte) (k, v []uint8) {
+	k = make([]uint8, f.HeadSize)
+	v = make([]uint8, f.HeadSize)
+	slotCodesInto(f, slot, k, v)
+	return
+}
+
+func slotCodesInto(f Format, slot []byte, k, v []uint8) {
+	if f.Compact() {
+		Unpack3(k, slot[:f.OffV()])
+	} else {
+		Unpack4(k[:f.RopeDim], slot[:f.OffKNope()])
+		Unpack3(k[f.RopeDim:], slot[f.OffKNope():f.OffV()])
+	}
+	UnpackCodes(v, slot[f.OffV():f.OffScales()], f.VBits())
+}
+
+// SlotScales returns the fp16 scale bits of a slot: K scales (NumKScales) then V.
+func SlotScales(f Format, slot []byte) []uint16 {
+	s := make([]uint16, f.NumScales())
+	for i := range s {
+		s[i] = getU16(slot[f.OffScales()+2*i:])
+	}
+	return s
+}
+
+// Dequantizer decodes slots of one format into the rotated space without allocating.
+type Dequantizer struct {
+	F      Format
+	kc, vc []uint8
+}
+
+// NewDequantizer returns a Dequantizer for f.
+func NewDequantizer(f Format) *Dequantizer {
+	return &Dequantizer{F: f, kc: make([]uint8, f.HeadSize), vc: make([]uint8, f.HeadSize)}
+}
+
+// DequantizeInto writes the rotated-space K and V of a slot (float32, exact) into k and v.
+func (dq *Dequantizer) DequantizeInto(k, v []float32, slot []byte) {
+	f := dq.F
+	slotCodesInto(f, slot, dq.kc, dq.vc)
+	sc := f.OffScales()
+	if f.Compact() {
+		m := F16ToF32(getU16(slot[sc:])) / LUTOne
+		for i, c := range dq.kc {
+			k[i] = float32(LUT3[c&7]) * m
+		}
+	} else {
+		for b := 0; b < f.NumKBlocks(); b++ {
+			m := F16ToF32(getU16(slot[sc+2*b:])) / LUTOne
+			l := LUT3[:]
+			if 64*b < f.RopeDim {
+				l = LUT4[:]
+			}
+			for i := 64 * b; i < 64*b+64; i++ {
+				k[i] = float32(l[dq.kc[i]]) * m
+			}
+		}
+	}
+	m := F16ToF32(getU16(slot[sc+2*f.NumKScales():])) / LUTOne
+	l := LUT(f.VBits())
+	for i, c := range dq.vc {
+		v[i] = float32(l[c]) * m
+	}
+}
+
+// DequantizeSlot returns the rotated-space K and V of a slot.
+func DequantizeSlot(f Format, slot []byte) (k, v []float32) {
+	k = make([]float32, f.HeadSize)
+	v = make([]float32, f.HeadSize)
+	NewDequantizer(f).DequantizeInto(k, v, slot)
+	return
+}
+
+// DequantizeSlotOriginal returns K and V un-rotated to the original space in float32, as the
+// reference's reference_dequantize(rotated=False) does.
+func DequantizeSlotOriginal(f Format, slot []byte, ks, vs Signs) (k, v []float32) {
+	kr, vr := DequantizeSlot(f, slot)
+	return Unrotate(kr, ks, f.KRotBlock()), Unrotate(vr, vs, f.VRotBlock())
+}
