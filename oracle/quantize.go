@@ -132,3 +132,8 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 func Dequant(code uint8, bits int, scale16 uint16) float32 {
 	return float32(LUT(bits)[code]) * (F16ToF32(scale16) / LUTOne)
 }
+
+// F32Bits and F32FromBits are math.Float32bits and math.Float32frombits, for callers that compare
+// raw float32 patterns.
+func F32Bits(f float32) uint32     { return math.Float32bits(f) }
+func F32FromBits(b uint32) float32 { return math.Float32frombits(b) }
