@@ -33,6 +33,7 @@ const (
 	HazardScaleUnderflow Hazard = "scale-underflow" // a non-zero group whose scale rounds to 0
 	HazardZeroGroup      Hazard = "zero-group"      // every input is zero: scale 0
 	HazardNonFinite      Hazard = "non-finite-input"
+	HazardSSOverflow     Hazard = "ss-overflow" // finite input whose float32 Σx² overflows: codes carry no information
 )
 
 // Difference is one accepted or refused difference from the canonical quantization.
@@ -208,6 +209,13 @@ func judgeGroup(g Group, x []float32, stored, canon []uint8, sStored, sCanon uin
 	}
 	ssx := ss.hi + ss.lo
 	rms := math.Max(math.Sqrt(ssx/float64(len(x))), float64(rmsFloor))
+	if ss32, _ := groupSS(x); math.IsInf(float64(ss32), 0) {
+		// Finite inputs whose float32 squares sum past float32's range (bf16 values above about
+		// 1e18): every float32 implementation then has ss = rms = +inf, y = 0 and s* = +inf or 0.
+		// Judge by that arithmetic, and report it.
+		gv.Hazards = append(gv.Hazards, HazardSSOverflow)
+		rms, ssx = math.Inf(1), math.Inf(1)
+	}
 	mult := float64(LUTMult(g.Bits))
 	thr := thresholds(g.Bits)
 	for i, v := range x {
@@ -257,6 +265,9 @@ func judgeGroup(g Group, x []float32, stored, canon []uint8, sStored, sCanon uin
 	sstar := 0.0
 	if dn := den.hi + den.lo; dn > 0 {
 		sstar = 64 * ssx / dn
+	}
+	if math.IsInf(ssx, 1) && sStored == 0x7c00 {
+		sstar = math.Inf(1)
 	}
 	want := f64ToF16(sstar)
 	if sStored != want {

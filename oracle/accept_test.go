@@ -172,3 +172,27 @@ func TestAcceptHazards(t *testing.T) {
 		t.Errorf("NaN scale on non-finite input accepted: %s", sv.Summary())
 	}
 }
+
+// TestAcceptSSOverflow: bf16 inputs large enough that Σx² overflows float32 must not make the
+// oracle refuse its own slot; the hazard is reported.
+func TestAcceptSSOverflow(t *testing.T) {
+	f := MustFormat(K3V3, 256, 64)
+	s := DefaultSigns(256)
+	k := make([]float32, 256)
+	for i := range k {
+		k[i] = BF16ToF32(F32ToBF16(float32(1e19 * float64(1+i%3))))
+	}
+	z := make([]float32, 256)
+	slot, _ := QuantizeSlot(f, z, k, s, s)
+	sv, _ := AcceptSlot(f, z, k, slot, s, s)
+	if sv.Verdict != Identical {
+		t.Fatalf("oracle's slot for overflowing ss: %s", sv.Summary())
+	}
+	found := false
+	for _, h := range sv.Hazards() {
+		found = found || h == "V:ss-overflow"
+	}
+	if !found {
+		t.Errorf("hazards %v, want V:ss-overflow", sv.Hazards())
+	}
+}

@@ -94,3 +94,27 @@ func TestFP16Conversions(t *testing.T) {
 		t.Error("bf16 conversions")
 	}
 }
+
+// TestCodeMatchesDefinition checks the table lookup of Code against the definition (count of
+// thresholds strictly below y) on every half-integer, its float32 neighbours, and random values.
+func TestCodeMatchesDefinition(t *testing.T) {
+	var ys []float32
+	for i := -600; i <= 600; i++ {
+		h := float32(i) / 2
+		ys = append(ys, h, math.Nextafter32(h, -1000), math.Nextafter32(h, 1000))
+	}
+	ys = append(ys, float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e30, 0, float32(math.Copysign(0, -1)))
+	for i := 0; i < 10000; i++ {
+		ys = append(ys, float32(math.Sin(float64(i))*300))
+	}
+	for _, bits := range []int{3, 4} {
+		for _, y := range ys {
+			if got, want := Code(y, bits), codeLinear(y, bits); got != want {
+				t.Fatalf("Code(%v, %d) = %d, definition gives %d", y, bits, got, want)
+			}
+		}
+	}
+	if Code(float32(math.NaN()), 4) != 0 {
+		t.Error("Code(NaN) must be 0 (the kernel's behaviour)")
+	}
+}

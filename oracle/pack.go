@@ -35,11 +35,24 @@ func Unpack4(codes []uint8, src []byte) {
 func Pack3(dst []byte, codes []uint8) {
 	n := len(codes)
 	checkPack(n, 32, len(dst), 3*n/8)
-	q := n / 4
-	clear(dst[:3*n/8])
-	for d, c := range codes {
-		dst[4*(d/16)+d%4] |= (c & 3) << (2 * ((d % 16) / 4))
-		dst[q+4*(d/32)+d%4] |= (c >> 2 & 1) << ((d % 32) / 4)
+	lo, hi := dst[:n/4], dst[n/4:3*n/8]
+	for g := 0; g < n/16; g++ { // 16 dims → 4 bytes of the 2-bit plane
+		c := codes[16*g : 16*g+16 : 16*g+16]
+		o := lo[4*g : 4*g+4 : 4*g+4]
+		for j := 0; j < 4; j++ {
+			o[j] = c[j]&3 | (c[j+4]&3)<<2 | (c[j+8]&3)<<4 | (c[j+12]&3)<<6
+		}
+	}
+	for g := 0; g < n/32; g++ { // 32 dims → 4 bytes of the 1-bit plane
+		c := codes[32*g : 32*g+32 : 32*g+32]
+		o := hi[4*g : 4*g+4 : 4*g+4]
+		for j := 0; j < 4; j++ {
+			var b byte
+			for i := 0; i < 8; i++ {
+				b |= (c[4*i+j] >> 2 & 1) << i
+			}
+			o[j] = b
+		}
 	}
 }
 

@@ -19,41 +19,123 @@ type GroupQuant struct {
 
 // Code returns the canonical code of y: the number of thresholds strictly below y (ties go to the
 // lower code; NaN gives 0 as in the kernel, but see QuantizeGroup for non-finite groups).
+//
+// Every threshold is a multiple of 0.5, so for y in (i/2, (i+1)/2] the count of thresholds below
+// y equals the count of thresholds ≤ i/2; i = ⌈2y⌉ − 1 indexes a table of those counts.
 func Code(y float32, bits int) uint8 {
-	t := thresholds(bits)
-	lo, hi := 0, len(t)
-	for lo < hi { // first index with t[i] >= y
-		m := (lo + hi) / 2
-		if t[m] < y {
-			lo = m + 1
-		} else {
-			hi = m
+	if !(y == y) {
+		return 0
+	}
+	i := codeIndex(y)
+	if bits == 4 {
+		return codeTab4[i]
+	}
+	return codeTab3[i]
+}
+
+// codeHalfRange bounds the table: every threshold lies in [−codeHalfRange/2, codeHalfRange/2].
+const codeHalfRange = 240
+
+func codeIndex(y float32) int {
+	v := 2 * float64(y) // exact
+	// Clamping to ±239 keeps every code (|2t| ≤ 221 for every threshold t).
+	if v > 239 {
+		v = 239
+	} else if v < -239 {
+		v = -239
+	}
+	return int(math.Ceil(v)) - 1 + codeHalfRange
+}
+
+var codeTab3, codeTab4 = codeTable(3), codeTable(4)
+
+func codeTable(bits int) []uint8 {
+	tab := make([]uint8, 2*codeHalfRange+1)
+	for i := range tab {
+		a := float32(i-codeHalfRange) / 2
+		for _, t := range thresholds(bits) {
+			if t <= a {
+				tab[i]++
+			}
 		}
 	}
-	return uint8(lo)
+	return tab
+}
+
+// codeLinear is the definition of Code, for tests: count the thresholds strictly below y.
+func codeLinear(y float32, bits int) uint8 {
+	c := uint8(0)
+	for _, t := range thresholds(bits) {
+		if t < y {
+			c++
+		}
+	}
+	return c
 }
 
 // ZeroCode is the code of y = 0 (3 for 3-bit, 7 for 4-bit).
 func ZeroCode(bits int) uint8 { return uint8(1<<bits/2 - 1) }
 
-// groupStats returns the canonical float32 ss (FORMAT.md §4 step 1) and whether every value is
+// groupSS returns the canonical float32 ss (FORMAT.md §4 step 1) and whether every value is
 // finite.
 func groupSS(x []float32) (float32, bool) {
-	var s dd
-	finite := true
-	for _, v := range x {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			finite = false
-		}
-		s.add(float64(float32(v * v)))
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		s0 += float64(float32(x[i] * x[i]))
+		s1 += float64(float32(x[i+1] * x[i+1]))
+		s2 += float64(float32(x[i+2] * x[i+2]))
+		s3 += float64(float32(x[i+3] * x[i+3]))
 	}
-	return s.float32(), finite
+	for ; i < len(x); i++ {
+		s0 += float64(float32(x[i] * x[i]))
+	}
+	s := (s0 + s1) + (s2 + s3)
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		// Either a non-finite input or float32 squares summing past float32's range; decide which
+		// exactly.
+		for _, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return float32(math.NaN()), false
+			}
+		}
+		return float32(math.Inf(1)), true // a float32 square overflowed: float32 ss is +inf
+	}
+	// Every term is ≥ 0, so the float64 sum's error is at most len·2^-53·s.
+	if r, ok := roundIfSafe(s, s, len(x)); ok {
+		return r, true
+	}
+	var e dd
+	for _, v := range x {
+		e.add(float64(float32(v * v)))
+	}
+	return e.float32(), true
+}
+
+// roundIfSafe rounds the float64 sum s of n terms whose magnitudes sum to abs to float32, and
+// reports whether that is certainly the rounding of the exact sum: true when s is farther than the
+// float64 summation error bound n·2^-53·abs from every float32 rounding boundary (a midpoint
+// between float32 neighbours). Otherwise the caller must sum exactly.
+func roundIfSafe(s, abs float64, n int) (float32, bool) {
+	r := float32(s)
+	if s == 0 || math.IsInf(float64(r), 0) {
+		return r, abs == 0 // all-zero terms are exact; near overflow, sum exactly
+	}
+	errb := float64(n) * 0x1p-53 * abs
+	// Distance from s to the nearest float32 midpoint: half an ulp of r minus |s − r|.
+	ulp := float64(math.Nextafter32(float32(math.Abs(float64(r))), float32(math.Inf(1)))) - math.Abs(float64(r))
+	if math.Abs(float64(r)) > 0 {
+		if lower := math.Abs(float64(r)) - float64(math.Nextafter32(float32(math.Abs(float64(r))), 0)); lower < ulp {
+			ulp = lower // at a binade boundary the lower neighbour is closer
+		}
+	}
+	return r, ulp/2-math.Abs(s-float64(r)) > errb
 }
 
 // groupRMS is step 2: max(sqrt(ss/n), 1e-12) in float32.
 func groupRMS(ss float32, n int) float32 {
 	r := float32(math.Sqrt(float64(ss / float32(n))))
-	if !(r > rmsFloor) { // also catches NaN like torch.clamp_min would not; NaN groups are handled by the caller
+	if !(r > rmsFloor) {
 		if math.IsNaN(float64(r)) {
 			return r
 		}
@@ -65,11 +147,30 @@ func groupRMS(ss float32, n int) float32 {
 // groupDot is step 5 over given codes: Σ float32(x_i·L[c_i]) summed canonically.
 func groupDot(x []float32, codes []uint8, bits int) float32 {
 	l := LUT(bits)
-	var s dd
-	for i, v := range x {
-		s.add(float64(float32(v * float32(l[codes[i]]))))
+	codes = codes[:len(x)]
+	var s0, s1, a0, a1 float64
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		t0 := float64(float32(x[i] * float32(l[codes[i]&15])))
+		t1 := float64(float32(x[i+1] * float32(l[codes[i+1]&15])))
+		s0 += t0
+		s1 += t1
+		a0 += math.Abs(t0)
+		a1 += math.Abs(t1)
 	}
-	return s.float32()
+	for ; i < len(x); i++ {
+		t0 := float64(float32(x[i] * float32(l[codes[i]&15])))
+		s0 += t0
+		a0 += math.Abs(t0)
+	}
+	if r, ok := roundIfSafe(s0+s1, a0+a1, len(x)); ok {
+		return r
+	}
+	var e dd
+	for i, v := range x {
+		e.add(float64(float32(v * float32(l[codes[i]]))))
+	}
+	return e.float32()
 }
 
 // scaleFrom is step 6: 64·(ss/dot) in float32 if dot > 0, else +0.
@@ -120,11 +221,32 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	}
 	rms := groupRMS(ss, n)
 	mult := LUTMult(bits)
-	for i, v := range x {
-		y := float32(float32(v/rms) * mult)
-		codes[i] = Code(y, bits)
+	tab, lut := codeTab3, LUT3[:]
+	if bits == 4 {
+		tab, lut = codeTab4, LUT4[:]
 	}
-	s := scaleFrom(ss, groupDot(x, codes, bits))
+	tab = tab[:2*codeHalfRange+1]
+	// Codes (steps 3-4) and the dot terms of step 5 in one pass; the terms are summed in float64
+	// and rounded once when that is provably the exact sum's rounding (roundIfSafe), else again in
+	// double-double by groupDot.
+	var s0, s1, a0, a1 float64
+	for i, v := range x {
+		c := tab[codeIndex(float32(float32(v/rms)*mult))&1023]
+		codes[i] = c
+		t := float64(float32(v * float32(lut[c&15])))
+		if i&1 == 0 {
+			s0 += t
+			a0 += math.Abs(t)
+		} else {
+			s1 += t
+			a1 += math.Abs(t)
+		}
+	}
+	dot, ok := roundIfSafe(s0+s1, a0+a1, n)
+	if !ok {
+		dot = groupDot(x, codes, bits)
+	}
+	s := scaleFrom(ss, dot)
 	return GroupQuant{Codes: codes, Scale32: s, Scale16: F32ToF16(s)}
 }
 
