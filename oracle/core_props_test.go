@@ -162,3 +162,30 @@ func TestScalePreservesDot(t *testing.T) {
 		}
 	})
 }
+
+// TestDequantizeMatchesCodes: the byte-level decoder equals LUT[code]·scale/64 over the unpacked
+// codes and scales, for random slot bytes of every format (any byte pattern is a valid slot).
+func TestDequantizeMatchesCodes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := MustFormat(rapid.SampledFrom(AllFormats).Draw(t, "fmt"), 256, 64)
+		slot := rapid.SliceOfN(rapid.Byte(), f.SlotBytes(), f.SlotBytes()).Draw(t, "slot")
+		// Keep scales finite so that NaN != NaN does not hide a mismatch.
+		for i := 0; i < f.NumScales(); i++ {
+			slot[f.OffScales()+2*i+1] &= 0x7b
+		}
+		k, v := DequantizeSlot(f, slot)
+		kc, vc := SlotCodes(f, slot)
+		sc := SlotScales(f, slot)
+		for _, g := range f.Groups() {
+			codes, out := kc, k
+			if g.IsV {
+				codes, out = vc, v
+			}
+			for i := g.Dim0; i < g.Dim0+g.N; i++ {
+				if want := Dequant(codes[i], g.Bits, sc[(g.ScaleOff-f.OffScales())/2]); out[i] != want {
+					t.Fatalf("%s dim %d: %v, want %v", g.Name, i, out[i], want)
+				}
+			}
+		}
+	})
+}

@@ -1,6 +1,9 @@
 package oracle
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Quantizer writes slots of one format. It holds scratch space, so one Quantizer must not be used
 // by two goroutines at once; the zero value is not usable, use NewQuantizer.
@@ -151,29 +154,77 @@ func NewDequantizer(f Format) *Dequantizer {
 // DequantizeInto writes the rotated-space K and V of a slot (float32, exact) into k and v.
 func (dq *Dequantizer) DequantizeInto(k, v []float32, slot []byte) {
 	f := dq.F
-	slotCodesInto(f, slot, dq.kc, dq.vc)
 	sc := f.OffScales()
 	if f.Compact() {
-		m := F16ToF32(getU16(slot[sc:])) / LUTOne
-		for i, c := range dq.kc {
-			k[i] = float32(LUT3[c&7]) * m
-		}
+		dequant3(k, slot[:f.OffV()], scaleMul(slot[sc:]))
 	} else {
-		for b := 0; b < f.NumKBlocks(); b++ {
-			m := F16ToF32(getU16(slot[sc+2*b:])) / LUTOne
-			l := LUT3[:]
-			if 64*b < f.RopeDim {
-				l = LUT4[:]
-			}
-			for i := 64 * b; i < 64*b+64; i++ {
-				k[i] = float32(l[dq.kc[i]]) * m
+		r := f.RopeDim
+		for b := 0; b < r/64; b++ {
+			dequant4(k[64*b:64*b+64], slot[32*b:32*b+32], scaleMul(slot[sc+2*b:]))
+		}
+		// The nope section is one 3-bit stream over dims r..d−1, but 64-dim blocks have their own
+		// scales: decode with scale 1 (exact LUT values) and scale each block after.
+		nope := k[r:]
+		dequant3(nope, slot[f.OffKNope():f.OffV()], 1)
+		for b := r / 64; b < f.NumKBlocks(); b++ {
+			m := scaleMul(slot[sc+2*b:])
+			blk := k[64*b : 64*b+64]
+			for i := range blk {
+				blk[i] *= m
 			}
 		}
 	}
-	m := F16ToF32(getU16(slot[sc+2*f.NumKScales():])) / LUTOne
-	l := LUT(f.VBits())
-	for i, c := range dq.vc {
-		v[i] = float32(l[c]) * m
+	m := scaleMul(slot[sc+2*f.NumKScales():])
+	if f.VBits() == 4 {
+		dequant4(v, slot[f.OffV():f.OffScales()], m)
+	} else {
+		dequant3(v, slot[f.OffV():f.OffScales()], m)
+	}
+}
+
+// scaleMul is float32(fp16 scale)/64, exact.
+func scaleMul(b []byte) float32 { return F16ToF32(getU16(b)) / LUTOne }
+
+// dequant4 decodes a 4-bit stream (FORMAT.md §5) straight from bytes: LUT4[c]·m.
+func dequant4(out []float32, src []byte, m float32) {
+	var lut [16]float32
+	for i, c := range LUT4 {
+		lut[i] = float32(c) * m // exact: 7 × 11 significant bits
+	}
+	for w := 0; w+7 < len(out); w += 8 {
+		s := src[w/2 : w/2+4 : w/2+4]
+		o := out[w : w+8 : w+8]
+		for j := 0; j < 4; j++ {
+			o[j] = lut[s[j]&15]
+			o[j+4] = lut[s[j]>>4]
+		}
+	}
+}
+
+// dequant3 decodes a 3-bit stream (2-bit plane then 1-bit plane) straight from bytes, four dims
+// at a time as FORMAT.md §5's word form gives them: in the lo word of dims 16h..16h+15,
+// (w >> 2i) & 0x03030303 holds dims 16h+4i..+3; in the hi word of 32 dims, (w >> i) & 0x01010101
+// holds the top bits of dims 4i..4i+3.
+func dequant3(out []float32, src []byte, m float32) {
+	n := len(out)
+	lo, hi := src[:n/4], src[n/4:3*n/8]
+	var lut [8]float32
+	for i, c := range LUT3 {
+		lut[i] = float32(c) * m
+	}
+	for g := 0; g < n/32; g++ {
+		hw := binary.LittleEndian.Uint32(hi[4*g:])
+		for h := 0; h < 2; h++ {
+			lw := binary.LittleEndian.Uint32(lo[8*g+4*h:])
+			for i := 0; i < 4; i++ {
+				c := (lw>>(2*i))&0x03030303 | ((hw>>(4*h+i))&0x01010101)<<2
+				o := out[32*g+16*h+4*i : 32*g+16*h+4*i+4 : 32*g+16*h+4*i+4]
+				o[0] = lut[c&7]
+				o[1] = lut[c>>8&7]
+				o[2] = lut[c>>16&7]
+				o[3] = lut[c>>24&7]
+			}
+		}
 	}
 }
 
