@@ -3,6 +3,7 @@ package oracle
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // Quantizer writes slots of one format. It holds scratch space, so one Quantizer must not be used
@@ -13,6 +14,7 @@ type Quantizer struct {
 	VSigns       Signs
 	kRot, vRot   []float32
 	codes, vcode []uint8
+	kMask, vMask []uint32 // sign bit to XOR into each dim (0 or 0x80000000)
 }
 
 // NewQuantizer returns a Quantizer for f with the given K and V sign patterns (each at least
@@ -23,7 +25,7 @@ func NewQuantizer(f Format, ks, vs Signs) (*Quantizer, error) {
 	}
 	d := f.HeadSize
 	return &Quantizer{F: f, KSigns: ks, VSigns: vs, kRot: make([]float32, d), vRot: make([]float32, d),
-		codes: make([]uint8, d), vcode: make([]uint8, d)}, nil
+		codes: make([]uint8, d), vcode: make([]uint8, d), kMask: signMasks(ks[:d]), vMask: signMasks(vs[:d])}, nil
 }
 
 // Slot is the quantization of one (token, head): rotated inputs, per-group results and bytes.
@@ -33,13 +35,24 @@ type Slot struct {
 	Bytes      []byte
 }
 
-// rotateInto writes H_B(D·x) into dst.
-func rotateInto(dst, x []float32, s Signs, block int) {
-	for i, v := range x {
-		if s[i] {
-			v = -v
+// signMasks turns a sign pattern into float32 sign-bit masks, so that flipping signs is a
+// branch-free XOR (exactly negation, NaN included).
+func signMasks(s Signs) []uint32 {
+	m := make([]uint32, len(s))
+	for i, neg := range s {
+		if neg {
+			m[i] = 1 << 31
 		}
-		dst[i] = v
+	}
+	return m
+}
+
+// rotateInto writes H_B(D·x) into dst; mask holds D as sign-bit masks.
+func rotateInto(dst, x []float32, mask []uint32, block int) {
+	mask = mask[:len(x)]
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = math.Float32frombits(math.Float32bits(v) ^ mask[i])
 	}
 	FWHT32(dst, block)
 }
@@ -55,8 +68,8 @@ func (q *Quantizer) QuantizeInto(dst []byte, k, v []float32) {
 	}
 	dst = dst[:f.SlotBytes()]
 	clear(dst[f.OffScales():])
-	rotateInto(q.kRot, k, q.KSigns, f.KRotBlock())
-	rotateInto(q.vRot, v, q.VSigns, f.VRotBlock())
+	rotateInto(q.kRot, k, q.kMask, f.KRotBlock())
+	rotateInto(q.vRot, v, q.vMask, f.VRotBlock())
 	// K groups.
 	if f.Compact() {
 		g := QuantizeGroup(q.kRot, NopeBits, q.codes)
