@@ -129,12 +129,3 @@ func checkDequant(fm oracle.Format, s oracle.Signs, c SlotCase) string {
 	}
 	return ""
 }
-
-// OracleSlotBytes gives LoadAttention the slot size of a cache dtype, from the oracle's formats.
-func OracleSlotBytes(cacheDtype string, headSize, ropeDim int) (int, error) {
-	f, err := oracle.ParseFormat(cacheDtype, headSize, ropeDim)
-	if err != nil {
-		return 0, err
-	}
-	return f.SlotBytes(), nil
-}

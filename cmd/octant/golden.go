@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/octant-kv/octant/corpus/golden"
+	"github.com/octant-kv/octant/oracle"
+)
+
+func runGolden(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("golden", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.String("check", "", "directory of golden files (slots-*.json.gz, attention*.json.gz) to verify")
+	verbose := fs.Bool("v", false, "list every explained difference rule and hazard")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: octant golden --check DIR [-v]\n\nVerifies every golden file in DIR against the oracle: slots by FORMAT.md §10's acceptance rule,\nattention cases by relative L2 ≤ 1e-5 with padding rows exactly zero. Exit 1 if any check fails.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *check == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
+	slotPaths, attnPaths, err := golden.Dir(*check)
+	if err != nil {
+		fmt.Fprintf(stderr, "octant golden: %v\n", err)
+		return 2
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\tkind\tcases\tidentical\texplained\tunexplained\tidentical %\tmax rel L2\tpadding ok\t")
+	failed := false
+	var nIdent, nExpl, nUnexpl, nAttn int
+	maxRel := 0.0
+	var problems []string
+	for _, p := range slotPaths {
+		f, err := golden.LoadSlots(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant golden: %v\n", err)
+			return 2
+		}
+		st, err := golden.CheckSlots(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant golden: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(tw, "%s\tslots\t%d\t%d\t%d\t%d\t%.1f\t-\t-\t\n", filepath.Base(p), st.Total(), st.Identical, st.Explained, st.Unexplained, st.IdenticalPercent())
+		nIdent += st.Identical
+		nExpl += st.Explained
+		nUnexpl += st.Unexplained
+		if st.Unexplained > 0 {
+			failed = true
+		}
+		for _, u := range st.UnexplainedCases {
+			problems = append(problems, fmt.Sprintf("%s: unexplained slot %s", filepath.Base(p), u))
+		}
+		if *verbose {
+			problems = append(problems, fmt.Sprintf("%s: accepted differences by rule %v; hazards %v", filepath.Base(p), st.Rules, st.Hazards))
+		}
+	}
+	for _, p := range attnPaths {
+		f, err := golden.LoadAttention(p, oracle.SlotBytesFor)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant golden: %v\n", err)
+			return 2
+		}
+		st, err := golden.CheckAttention(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant golden: %v\n", err)
+			return 2
+		}
+		padOK := "yes"
+		if st.PaddingNonZero > 0 {
+			padOK = fmt.Sprintf("NO (%d rows)", st.PaddingNonZero)
+			failed = true
+		}
+		fmt.Fprintf(tw, "%s\tattention\t%d\t-\t-\t-\t-\t%.2e\t%s\t\n", filepath.Base(p), len(st.Cases), st.MaxRelL2, padOK)
+		nAttn += len(st.Cases)
+		maxRel = max(maxRel, st.MaxRelL2)
+		for _, c := range st.Cases {
+			if c.RelL2 > oracle.GoldenAttentionRelL2 || c.RelL2 != c.RelL2 {
+				failed = true
+				problems = append(problems, fmt.Sprintf("%s: case %s: relative L2 %.3g > %g", filepath.Base(p), c.Name, c.RelL2, oracle.GoldenAttentionRelL2))
+			}
+			if c.PaddingNonZero > 0 {
+				problems = append(problems, fmt.Sprintf("%s: case %s: %d padding rows not exactly zero", filepath.Base(p), c.Name, c.PaddingNonZero))
+			}
+		}
+	}
+	tw.Flush()
+	for _, m := range problems {
+		fmt.Fprintln(stdout, m)
+	}
+	fmt.Fprintf(stdout, "golden: slots %d identical, %d explained, %d unexplained; attention %d cases, max rel L2 %.2e\n",
+		nIdent, nExpl, nUnexpl, nAttn, maxRel)
+	if failed {
+		return 1
+	}
+	return 0
+}

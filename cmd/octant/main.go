@@ -1,0 +1,58 @@
+// Command octant is Octant's command line: golden-vector checks of the oracle and, as they land,
+// conformance runs, fuzzing, replays, ISA checks and benchmarks.
+//
+// Exit status: 0 success, 1 a check failed, 2 usage or environment error.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// command is one subcommand: run gets the arguments after the subcommand name.
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = []command{
+	{"golden", "verify golden-vector files against the oracle", runGolden},
+	{"version", "print the suite version", runVersion},
+}
+
+// Version is the suite version recorded in reports.
+const Version = "0.1.0"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "octant: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: octant <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'octant <command> -h' for a command's flags.")
+}
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "octant %s\n", Version)
+	return 0
+}
