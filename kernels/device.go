@@ -1,0 +1,225 @@
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Device is an opened device (octave_ctx).
+type Device struct {
+	lib *Lib
+	ctx uintptr
+	// Info is the device's description, read at open.
+	Info DeviceInfo
+}
+
+// DeviceInfo describes a device.
+type DeviceInfo struct {
+	Name         string
+	Arch         string // "gfx1100", "gfx942", "sm_90", ...
+	Runtime      string // "HIP", "CUDA", ...
+	WaveSize     int
+	LogicalWave  int
+	ComputeUnits int
+	TotalMemory  uint64
+}
+
+// TierDesc is a tier the device offers and the numeric profiles of its ops.
+type TierDesc struct {
+	Tier           Tier
+	Ops            int
+	Name           string
+	DecodeProfile  string
+	PrefillProfile string
+}
+
+// OpenDevice opens device index dev. With no device of the library's runtime the error wraps
+// ErrNoDevice and names the runtime ("no HIP device").
+func (l *Lib) OpenDevice(dev int) (*Device, error) {
+	var ctx uintptr
+	if err := l.call("octave_open", func() int32 { return l.open(int32(dev), &ctx) }); err != nil {
+		return nil, err
+	}
+	d := &Device{lib: l, ctx: ctx}
+	info := cDeviceInfo{StructSize: uint64(unsafe.Sizeof(cDeviceInfo{}))}
+	if err := l.call("octave_device_get_info", func() int32 { return l.deviceInfo(ctx, &info) }); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.Info = DeviceInfo{Name: cString(info.Name[:]), Arch: cString(info.Arch[:]), Runtime: cString(info.Runtime[:]),
+		WaveSize: int(info.WaveSize), LogicalWave: int(info.LogicalWave), ComputeUnits: int(info.ComputeUnits), TotalMemory: info.TotalMemory}
+	return d, nil
+}
+
+// Close releases the device context.
+func (d *Device) Close() error {
+	if d.ctx == 0 {
+		return nil
+	}
+	err := d.lib.call("octave_close", func() int32 { return d.lib.close(d.ctx) })
+	d.ctx = 0
+	return err
+}
+
+// Tiers lists the tiers available on the device.
+func (d *Device) Tiers() ([]TierDesc, error) {
+	var n int32
+	if err := d.lib.call("octave_tiers", func() int32 { return d.lib.tiers(d.ctx, nil, 0, &n) }); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	c := make([]cTierDesc, n)
+	if err := d.lib.call("octave_tiers", func() int32 { return d.lib.tiers(d.ctx, &c[0], n, &n) }); err != nil {
+		return nil, err
+	}
+	var out []TierDesc
+	for _, t := range c[:n] {
+		out = append(out, TierDesc{Tier: Tier(t.Tier), Ops: int(t.Ops), Name: cString(t.Name[:]),
+			DecodeProfile: cString(t.DecodeProfile[:]), PrefillProfile: cString(t.PrefillProfile[:])})
+	}
+	return out, nil
+}
+
+// Sync waits for the device and reports asynchronous errors.
+func (d *Device) Sync() error {
+	return d.lib.call("octave_sync", func() int32 { return d.lib.sync(d.ctx) })
+}
+
+// CanaryBytes is the size of the guard region on each side of a Buffer (a multiple of 256 keeps
+// the buffer 256-byte aligned).
+const CanaryBytes = 256
+
+// canary is the guard pattern: position-dependent, so a shifted write is caught too.
+func canary(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(0xC5 ^ i*31)
+	}
+	return b
+}
+
+// Buffer is device memory with canary regions before and after it.
+type Buffer struct {
+	d    *Device
+	base uintptr // start of the allocation (front canary)
+	Ptr  uintptr // start of the usable bytes
+	Len  int
+}
+
+// Alloc allocates n usable bytes between two canary regions and fills the canaries. The usable
+// bytes are filled with fill (a byte value, so unwritten outputs are visible).
+func (d *Device) Alloc(n int, fill byte) (*Buffer, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("kernels: Alloc(%d): negative size", n)
+	}
+	var p uintptr
+	total := uint64(n + 2*CanaryBytes)
+	if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) }); err != nil {
+		return nil, err
+	}
+	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n}
+	c := canary(CanaryBytes)
+	if err := b.writeRaw(0, c); err != nil {
+		b.Free()
+		return nil, err
+	}
+	if err := b.writeRaw(CanaryBytes+n, c); err != nil {
+		b.Free()
+		return nil, err
+	}
+	if n > 0 {
+		if err := d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, b.Ptr, int32(fill), uint64(n)) }); err != nil {
+			b.Free()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Free releases the buffer.
+func (b *Buffer) Free() error {
+	if b.base == 0 {
+		return nil
+	}
+	err := b.d.lib.call("octave_free", func() int32 { return b.d.lib.free(b.d.ctx, b.base) })
+	b.base, b.Ptr = 0, 0
+	return err
+}
+
+func (b *Buffer) writeRaw(off int, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	err := b.d.lib.call("octave_copy_h2d", func() int32 {
+		return b.d.lib.copyH2D(b.d.ctx, b.base+uintptr(off), unsafe.Pointer(&src[0]), uint64(len(src)))
+	})
+	runtime.KeepAlive(src)
+	return err
+}
+
+func (b *Buffer) readRaw(off int, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	err := b.d.lib.call("octave_copy_d2h", func() int32 {
+		return b.d.lib.copyD2H(b.d.ctx, unsafe.Pointer(&dst[0]), b.base+uintptr(off), uint64(len(dst)))
+	})
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// Write copies src into the buffer at byte offset off.
+func (b *Buffer) Write(off int, src []byte) error {
+	if off < 0 || off+len(src) > b.Len {
+		return fmt.Errorf("kernels: Write of %d bytes at %d into a %d-byte buffer", len(src), off, b.Len)
+	}
+	return b.writeRaw(CanaryBytes+off, src)
+}
+
+// Read copies the buffer's bytes [off, off+len(dst)) into dst.
+func (b *Buffer) Read(off int, dst []byte) error {
+	if off < 0 || off+len(dst) > b.Len {
+		return fmt.Errorf("kernels: Read of %d bytes at %d from a %d-byte buffer", len(dst), off, b.Len)
+	}
+	return b.readRaw(CanaryBytes+off, dst)
+}
+
+// Bytes returns a copy of the whole buffer.
+func (b *Buffer) Bytes() ([]byte, error) {
+	out := make([]byte, b.Len)
+	return out, b.Read(0, out)
+}
+
+// CheckCanaries reports an error naming the first corrupted guard byte, if any (the device is
+// synchronised first, so writes of earlier launches are seen).
+func (b *Buffer) CheckCanaries(name string) error {
+	if err := b.d.Sync(); err != nil {
+		return err
+	}
+	want := canary(CanaryBytes)
+	for _, side := range []struct {
+		what string
+		off  int
+	}{{"before", 0}, {"after", CanaryBytes + b.Len}} {
+		got := make([]byte, CanaryBytes)
+		if err := b.readRaw(side.off, got); err != nil {
+			return err
+		}
+		if !bytes.Equal(got, want) {
+			for i := range got {
+				if got[i] != want[i] {
+					pos := i - CanaryBytes // relative to the buffer start
+					if side.what == "after" {
+						pos = b.Len + i
+					}
+					return fmt.Errorf("kernels: %s: canary %s the buffer overwritten at byte offset %d (0x%02x, expected 0x%02x)", name, side.what, pos, got[i], want[i])
+				}
+			}
+		}
+	}
+	return nil
+}

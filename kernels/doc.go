@@ -1,0 +1,20 @@
+// Package kernels loads a compiled Octave kernel library (liboctave_cuda.so, liboctave_hip.so,
+// or any library exporting the C ABI of csrc/include/octave_capi.h) and runs its operations from
+// Go, without cgo: the library is opened with purego, so test binaries built with CGO_ENABLED=0
+// run on any x86-64 Linux machine that has the library and its GPU runtime.
+//
+// # Contract
+//
+//   - [Open] checks the library's ABI version against [ABIVersion] and fails with an error that
+//     names the path and both versions; a missing file, a file that is not a library, or a missing
+//     symbol is an error, never a panic.
+//   - [Lib.OpenDevice] opens a device; with no device of the library's runtime it returns an
+//     error wrapping [ErrNoDevice] ("no HIP device", "no CUDA device").
+//   - Every operation takes its arguments as a Go struct mirroring the C struct (struct_size is
+//     filled in), returns the library's status as an [*Error] carrying the status name and the
+//     library's message, and never aborts the process.
+//   - [Device.Alloc] returns buffers surrounded by canary bytes; [Buffer.CheckCanaries] reports
+//     any byte written outside the buffer.
+//
+// Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the tests).
+package kernels

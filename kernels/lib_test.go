@@ -1,0 +1,51 @@
+package kernels
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// openTestLib opens the library named by OCTANT_LIB, or skips.
+func openTestLib(t *testing.T) *Lib {
+	t.Helper()
+	p := os.Getenv("OCTANT_LIB")
+	if p == "" {
+		t.Skip("OCTANT_LIB not set: set it to a kernel library (make cuda, make hip) to run this test")
+	}
+	l, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open("/nonexistent/liboctave.so"); err == nil || !strings.Contains(err.Error(), "/nonexistent/liboctave.so") {
+		t.Errorf("missing file: %v", err)
+	}
+	notLib := filepath.Join(t.TempDir(), "liboctave_fake.so")
+	os.WriteFile(notLib, []byte("not an ELF file"), 0o644)
+	if _, err := Open(notLib); err == nil || !strings.Contains(err.Error(), "loading") {
+		t.Errorf("not a library: %v", err)
+	}
+	// A real shared library without the Octave ABI.
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if _, err := Open(p); err == nil || !strings.Contains(err.Error(), "does not export octave_abi_version") {
+			t.Errorf("libm: %v", err)
+		}
+		break
+	}
+}
+
+func TestErrorIsNoDevice(t *testing.T) {
+	e := &Error{Op: "octave_open", Status: ErrNoDeviceStatus, Name: "OCTAVE_ERR_NO_DEVICE", Message: "no HIP device"}
+	if !errors.Is(e, ErrNoDevice) || !strings.Contains(e.Error(), "no HIP device") {
+		t.Errorf("%v", e)
+	}
+}

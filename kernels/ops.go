@@ -1,0 +1,48 @@
+package kernels
+
+import "unsafe"
+
+// Each op fills in struct_size and calls the library. Arguments are checked by the library; its
+// status and message come back as an *Error. Ops are asynchronous: call Sync (or read a buffer) to
+// see asynchronous errors.
+
+// Store runs octave_cache_store.
+func (d *Device) Store(a StoreArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_cache_store", func() int32 { return d.lib.cacheStore(d.ctx, &a) })
+}
+
+// Rotate runs octave_rotate (in place).
+func (d *Device) Rotate(a RotateArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_rotate", func() int32 { return d.lib.rotate(d.ctx, &a) })
+}
+
+// Decode runs octave_decode (split-KV attention and its reduce).
+func (d *Device) Decode(a DecodeArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_decode", func() int32 { return d.lib.decode(d.ctx, &a) })
+}
+
+// WorkspaceBytes is octave_decode_workspace_bytes: the partials a decode needs (0 on bad input).
+func (d *Device) WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64 {
+	return d.lib.workspaceBytes(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride))
+}
+
+// Reduce runs octave_reduce on partials.
+func (d *Device) Reduce(a ReduceArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_reduce", func() int32 { return d.lib.reduce(d.ctx, &a) })
+}
+
+// Prefill runs octave_prefill.
+func (d *Device) Prefill(a PrefillArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_prefill", func() int32 { return d.lib.prefill(d.ctx, &a) })
+}
+
+// QueryMaps runs octave_query_maps.
+func (d *Device) QueryMaps(a QueryMapsArgs) error {
+	a.structSize = uint64(unsafe.Sizeof(a))
+	return d.lib.call("octave_query_maps", func() int32 { return d.lib.queryMaps(d.ctx, &a) })
+}
