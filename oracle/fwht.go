@@ -32,7 +32,25 @@ func FWHT32(x []float32, block int) {
 			q[2], q[6] = b2+b6, b2-b6
 			q[3], q[7] = b3+b7, b3-b7
 		}
-		for h := 8; h < block; h <<= 1 {
+		// Remaining stages two at a time (h and 2h on four elements in registers), then a last
+		// single stage if log2(block) − 3 is odd. Each element sees the same additions in the same
+		// stage order as the one-stage-at-a-time loop.
+		h := 8
+		for ; 4*h <= block; h *= 4 {
+			for j := 0; j < block; j += 4 * h {
+				q0 := b[j : j+h : j+h]
+				q1 := b[j+h : j+2*h : j+2*h]
+				q2 := b[j+2*h : j+3*h : j+3*h]
+				q3 := b[j+3*h : j+4*h : j+4*h]
+				for k := range q0 {
+					a0, a1 := q0[k]+q1[k], q0[k]-q1[k]
+					a2, a3 := q2[k]+q3[k], q2[k]-q3[k]
+					q0[k], q2[k] = a0+a2, a0-a2
+					q1[k], q3[k] = a1+a3, a1-a3
+				}
+			}
+		}
+		for ; h < block; h <<= 1 {
 			for j := 0; j < block; j += 2 * h {
 				lo := b[j : j+h : j+h]
 				hi := b[j+h : j+2*h : j+2*h]

@@ -11,8 +11,11 @@ import (
 // opt.Out), Bound the per-element error a correct fp32 kernel may add, including the final
 // rounding (profile_bounds.go, docs/bounds.md; the bound allows one conversion of the running max
 // between natural-log and log2 units per phase). Rows that belong to no sequence are NaN in Model
-// and Bound.
+// and Bound. ProfilePrefillFP32 names both phases of a tier: pass it as prefix and chunk.
 func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions) (*ProfileResult, error) {
+	if prefix == ProfilePrefillFP32 || chunk == ProfilePrefillFP32 {
+		return prefillFP32Profile(prefix, chunk, in, opt) // profile_prefill_fp32.go
+	}
 	if err := checkPrefillProfiles(prefix, chunk, in); err != nil {
 		return nil, err
 	}

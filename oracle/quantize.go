@@ -226,28 +226,25 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 		tab, lut = codeTab4, LUT4[:]
 	}
 	tab = tab[:2*codeHalfRange+1]
-	// Codes (steps 3-4) and the dot terms of step 5 in one pass; the terms are summed in float64
-	// and rounded once when that is provably the exact sum's rounding (roundIfSafe), else again in
-	// double-double by groupDot.
-	var s0, s1, a0, a1 float64
+	// Codes (steps 3-4), then the dot terms of step 5 (two loops run faster than one fused loop:
+	// fewer live registers). The terms are summed in float64 and rounded once when that is provably
+	// the exact sum's rounding (roundIfSafe), else again in double-double by groupDot.
 	x = x[:n]
+	for i, v := range x {
+		codes[i] = tab[codeIndex(float32(float32(v/rms)*mult))]
+	}
+	var s0, s1, a0, a1 float64
 	i := 0
 	for ; i+1 < n; i += 2 {
-		v0, v1 := x[i], x[i+1]
-		c0 := tab[codeIndex(float32(float32(v0/rms)*mult))&1023]
-		c1 := tab[codeIndex(float32(float32(v1/rms)*mult))&1023]
-		codes[i], codes[i+1] = c0, c1
-		t0 := float64(float32(v0 * float32(lut[c0&15])))
-		t1 := float64(float32(v1 * float32(lut[c1&15])))
+		t0 := float64(float32(x[i] * float32(lut[codes[i]&15])))
+		t1 := float64(float32(x[i+1] * float32(lut[codes[i+1]&15])))
 		s0 += t0
 		s1 += t1
 		a0 += math.Abs(t0)
 		a1 += math.Abs(t1)
 	}
 	for ; i < n; i++ {
-		c := tab[codeIndex(float32(float32(x[i]/rms)*mult))&1023]
-		codes[i] = c
-		t := float64(float32(x[i] * float32(lut[c&15])))
+		t := float64(float32(x[i] * float32(lut[codes[i]&15])))
 		s0 += t
 		a0 += math.Abs(t)
 	}

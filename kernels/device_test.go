@@ -1,0 +1,70 @@
+package kernels
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDeviceBasics: the device opens, describes itself, lists at least the portable tier with its
+// declared profiles, and buffers keep their canaries and contents.
+func TestDeviceBasics(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	t.Logf("library: %s", l.BuildInfo())
+	t.Logf("device: %+v", d.Info)
+	if d.Info.Arch == "" || d.Info.LogicalWave != 32 || (d.Info.WaveSize != 32 && d.Info.WaveSize != 64) {
+		t.Errorf("device info %+v: expected an arch name, logical wave 32 and wave size 32 or 64", d.Info)
+	}
+	tiers, err := d.Tiers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tr := range tiers {
+		if tr.Tier == TierPortable {
+			found = true
+			if tr.DecodeProfile != "dot4-int8q" || tr.Ops&OpDecode == 0 || tr.Ops&OpPrefill == 0 {
+				t.Errorf("portable tier %+v: expected decode and prefill, decode profile dot4-int8q", tr)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("tiers %+v: no portable tier", tiers)
+	}
+	b, err := d.Alloc(4099, 0x5A)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	src := make([]byte, 100)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	if err := b.Write(3000, src); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		want := byte(0x5A)
+		if i >= 3000 && i < 3100 {
+			want = src[i-3000]
+		}
+		if v != want {
+			t.Fatalf("byte %d = %#x, want %#x", i, v, want)
+		}
+	}
+	if err := b.CheckCanaries("basics"); err != nil {
+		t.Fatal(err)
+	}
+	// Out-of-range host accesses are refused before reaching the library.
+	if err := b.Write(4090, src); err == nil || !strings.Contains(err.Error(), "4099-byte buffer") {
+		t.Errorf("write past the end: %v", err)
+	}
+}
