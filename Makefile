@@ -9,8 +9,10 @@ setup:
 	$(GO) mod download
 	$(GO) build ./...
 
-test: fmt-check vet sums
-	$(GO) test ./...
+# make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
+# (clang-19, installed when missing) and the HIP library loaded without an AMD GPU.
+test: fmt-check vet sums isa hip
+	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GO) test ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 
 vet:
@@ -29,3 +31,6 @@ golden:
 # The golden files must be the upstream ones, unchanged.
 sums:
 	cd corpus/golden/upstream && sha256sum --quiet -c SHA256SUMS
+
+# Kernel builds: hip, isa, cuda, emu (mk/kernels.mk).
+include mk/kernels.mk

@@ -1,0 +1,199 @@
+// Package arch is Octant's architecture registry: for each GPU architecture the Octave kernels
+// support, its wave size, its pieces (the hardware instructions the contract names, KERNELS.md §6),
+// its tiers with their numeric profiles, how its code is built, and the instructions its code
+// objects must contain, with a static check of a disassembly against them.
+//
+// The registry is data; nothing here talks to a GPU. The kernels package matches the architecture
+// string a device reports ("gfx1100", "gfx942", "sm_90") against Lookup, and `make isa` checks the
+// AMD code objects with CheckDisassembly (arch/cmd/isacheck).
+package arch
+
+import "fmt"
+
+// Vendor is who makes the architecture.
+type Vendor string
+
+// Vendors.
+const (
+	AMD    Vendor = "amd"
+	NVIDIA Vendor = "nvidia"
+	CPU    Vendor = "cpu" // the CPU emulator build (csrc/emu): runs the kernels, has no ISA
+)
+
+// Piece is one hardware capability the contract names, and the mnemonics that show it in a
+// disassembly (any one of them suffices: the compiler may pick a variant).
+type Piece struct {
+	Name  string   // "int8 dot4", "codebook lookup", ...
+	AnyOf []string // mnemonics, without encoding suffixes (_e32, _e64, _dpp, _sdwa)
+}
+
+// Tier is a family of kernels with one numeric profile per op; ID is the C ABI's octave_tier.
+type Tier struct {
+	ID             int
+	Name           string   // "portable", "wmma", "mfma", "mma"
+	Ops            []string // "decode", "prefill"
+	DecodeProfile  string   // KERNELS.md §5 profile of its decode ("" if no decode)
+	PrefillProfile string   // profile of its prefill ("" if no prefill)
+	Built          bool     // compiled into the library this repository builds
+}
+
+// KernelNeeds says which pieces a kernel symbol's code must show on an architecture.
+type KernelNeeds struct {
+	Kernel string   // symbol in the code object
+	Pieces []string // Piece names
+}
+
+// Arch is one registered architecture.
+type Arch struct {
+	Name        string // as the device reports it: "gfx1100", "gfx942", "sm_90", "emu"
+	Vendor      Vendor
+	Family      string // "RDNA3", "CDNA3 (MI300)", "Hopper"
+	WaveSize    int    // hardware wave/warp size
+	LogicalWave int    // the kernels' logical wave: always 32
+	Pieces      []Piece
+	Tiers       []Tier
+	BuildFlags  []string      // how its code objects are compiled (mk/kernels.mk)
+	Disassemble string        // the disassembler whose output CheckDisassembly reads ("" = none)
+	Kernels     []KernelNeeds // what its code objects must contain
+}
+
+// The ABI's tier ids (csrc/include/octave_capi.h, enum octave_tier).
+const (
+	TierPortable = 0
+	TierWMMA     = 1
+	TierMFMA     = 2
+	TierMMA      = 3
+)
+
+// Kernel symbols of the portable tier (csrc/*.hip).
+const (
+	KernelStore     = "octave_store_kernel"
+	KernelRotate    = "octave_rotate_kernel"
+	KernelDecode    = "octave_decode_dot4_kernel"
+	KernelReduce    = "octave_reduce_kernel"
+	KernelPrefill   = "octave_prefill_fp32_kernel"
+	KernelQueryMaps = "octave_query_maps_kernel"
+)
+
+// Piece names.
+const (
+	PieceDot4     = "int8 dot4"
+	PieceCodebook = "codebook lookup"
+	PieceMatrix   = "int8 matrix core" // the native tiers' instruction (not built here)
+)
+
+func portable() Tier {
+	return Tier{ID: TierPortable, Name: "portable", Ops: []string{"decode", "prefill"},
+		DecodeProfile: "dot4-int8q", PrefillProfile: "prefill-fp32", Built: true}
+}
+
+// portableNeeds: where the contract puts the pieces. Decode dots the int8 query against codebook
+// bytes (dot4 + byte permute); store looks up the codebook for its dot (byte permute); prefill
+// decodes the packed prefix (byte permute). Reduce, rotate and query maps must only exist.
+func portableNeeds() []KernelNeeds {
+	return []KernelNeeds{
+		{KernelStore, []string{PieceCodebook}},
+		{KernelRotate, nil},
+		{KernelDecode, []string{PieceDot4, PieceCodebook}},
+		{KernelReduce, nil},
+		{KernelPrefill, []string{PieceCodebook}},
+		{KernelQueryMaps, nil},
+	}
+}
+
+var amdFlags = []string{"-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",
+	"--rocm-path=/usr", "-O3", "-fhip-fp32-correctly-rounded-divide-sqrt"}
+
+var registry = []Arch{
+	{
+		Name: "gfx1100", Vendor: AMD, Family: "RDNA3", WaveSize: 32, LogicalWave: 32,
+		Pieces: []Piece{
+			{PieceDot4, []string{"v_dot4_i32_iu8"}},
+			{PieceCodebook, []string{"v_perm_b32"}},
+			{PieceMatrix, []string{"v_wmma_i32_16x16x16_iu8"}},
+		},
+		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []string{"decode", "prefill"},
+			DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row"}},
+		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
+		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
+		Kernels:     portableNeeds(),
+	},
+	{
+		Name: "gfx942", Vendor: AMD, Family: "CDNA3 (MI300)", WaveSize: 64, LogicalWave: 32,
+		Pieces: []Piece{
+			{PieceDot4, []string{"v_dot4_i32_i8", "v_dot4c_i32_i8"}},
+			{PieceCodebook, []string{"v_perm_b32"}},
+			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
+		},
+		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: "mfma", Ops: []string{"decode", "prefill"}}},
+		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
+		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
+		Kernels:     portableNeeds(),
+	},
+	{
+		Name: "sm_90", Vendor: NVIDIA, Family: "Hopper", WaveSize: 32, LogicalWave: 32,
+		Pieces: []Piece{
+			{PieceDot4, []string{"IDP.4A"}},
+			{PieceCodebook, []string{"PRMT"}},
+		},
+		Tiers:       []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []string{"decode", "prefill"}}},
+		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
+		Disassemble: "cuobjdump -sass",
+		Kernels:     portableNeeds(),
+	},
+	{
+		Name: "emu", Vendor: CPU, Family: "CPU emulator", WaveSize: 32, LogicalWave: 32,
+		Tiers:      []Tier{portable()},
+		BuildFlags: []string{"c++", "-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off"},
+	},
+}
+
+// All returns the registered architectures (a copy).
+func All() []Arch { return append([]Arch(nil), registry...) }
+
+// Lookup returns the architecture with the given name as a device reports it. AMD names may carry
+// target features ("gfx942:sramecc+:xnack-"); they are ignored.
+func Lookup(name string) (Arch, error) {
+	base := name
+	for i := 0; i < len(name); i++ {
+		if name[i] == ':' {
+			base = name[:i]
+			break
+		}
+	}
+	for _, a := range registry {
+		if a.Name == base {
+			return a, nil
+		}
+	}
+	return Arch{}, fmt.Errorf("arch: %q is not a supported architecture: expected one of %v", name, names())
+}
+
+func names() []string {
+	n := make([]string, len(registry))
+	for i, a := range registry {
+		n[i] = a.Name
+	}
+	return n
+}
+
+// Piece returns the named piece of the architecture.
+func (a Arch) Piece(name string) (Piece, bool) {
+	for _, p := range a.Pieces {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Piece{}, false
+}
+
+// BuiltTiers returns the tiers compiled into this repository's library for the architecture.
+func (a Arch) BuiltTiers() []Tier {
+	var t []Tier
+	for _, x := range a.Tiers {
+		if x.Built {
+			t = append(t, x)
+		}
+	}
+	return t
+}

@@ -1,0 +1,237 @@
+// The C ABI: errors, library and device information, contexts, memory.
+#include <stdlib.h>
+
+#include "octave_host.h"
+
+#define OCT_STR2(x) #x
+#define OCT_STR(x) OCT_STR2(x)
+
+namespace {
+thread_local char g_msg[1024];
+}
+
+int oct_fail(int status, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void oct_clear_error() { g_msg[0] = 0; }
+
+int oct_enter(octave_ctx* ctx, const char* op) {
+  oct_clear_error();
+  if (!ctx) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", op);
+  OCT_RT(op, hipSetDevice(ctx->device));
+  return OCTAVE_OK;
+}
+
+int oct_copy_args(const void* a, size_t ours, void* out, const char* op) {
+  oct_clear_error();
+  if (!a) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
+  uint64_t n;
+  memcpy(&n, a, 8);
+  if (n < ours)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: struct_size = %llu, expected %zu (octave_capi.h, ABI %d)", op,
+                    (unsigned long long)n, ours, OCTAVE_ABI_VERSION);
+  if (n > ours + 4096)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: struct_size = %llu is implausible (this library's is %zu)",
+                    op, (unsigned long long)n, ours);
+  for (uint64_t k = ours; k < n; k++)
+    if (((const uint8_t*)a)[k])
+      return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                      "%s: struct_size = %llu is larger than this library's %zu and byte %llu is not "
+                      "zero: the caller sets fields that ABI %d does not have",
+                      op, (unsigned long long)n, ours, (unsigned long long)k, OCTAVE_ABI_VERSION);
+  memcpy(out, a, ours);
+  return OCTAVE_OK;
+}
+
+extern "C" {
+
+int32_t octave_abi_version(void) { return OCTAVE_ABI_VERSION; }
+
+const char* octave_last_error(void) { return g_msg; }
+
+const char* octave_status_name(int32_t s) {
+  switch (s) {
+    case OCTAVE_OK: return "OCTAVE_OK";
+    case OCTAVE_ERR_INVALID_ARGUMENT: return "OCTAVE_ERR_INVALID_ARGUMENT";
+    case OCTAVE_ERR_FORMAT: return "OCTAVE_ERR_FORMAT";
+    case OCTAVE_ERR_GQA: return "OCTAVE_ERR_GQA";
+    case OCTAVE_ERR_HEAD_SIZE: return "OCTAVE_ERR_HEAD_SIZE";
+    case OCTAVE_ERR_STRIDE: return "OCTAVE_ERR_STRIDE";
+    case OCTAVE_ERR_ALIGNMENT: return "OCTAVE_ERR_ALIGNMENT";
+    case OCTAVE_ERR_NUM_SPLITS: return "OCTAVE_ERR_NUM_SPLITS";
+    case OCTAVE_ERR_WORKSPACE: return "OCTAVE_ERR_WORKSPACE";
+    case OCTAVE_ERR_SLOT_RANGE: return "OCTAVE_ERR_SLOT_RANGE";
+    case OCTAVE_ERR_SLOT_DUPLICATE: return "OCTAVE_ERR_SLOT_DUPLICATE";
+    case OCTAVE_ERR_UNSUPPORTED_TIER: return "OCTAVE_ERR_UNSUPPORTED_TIER";
+    case OCTAVE_ERR_DTYPE: return "OCTAVE_ERR_DTYPE";
+    case OCTAVE_ERR_SCALE: return "OCTAVE_ERR_SCALE";
+    case OCTAVE_ERR_QUERY_GROUP: return "OCTAVE_ERR_QUERY_GROUP";
+    case OCTAVE_ERR_NO_DEVICE: return "OCTAVE_ERR_NO_DEVICE";
+    case OCTAVE_ERR_UNSUPPORTED_ARCH: return "OCTAVE_ERR_UNSUPPORTED_ARCH";
+    case OCTAVE_ERR_RUNTIME: return "OCTAVE_ERR_RUNTIME";
+    case OCTAVE_ERR_LAUNCH: return "OCTAVE_ERR_LAUNCH";
+  }
+  return "OCTAVE_ERR_UNKNOWN";
+}
+
+const char* octave_build_info(void) {
+  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=1 compiler="
+#if defined(__clang__)
+         "clang " __clang_version__;
+#elif defined(__CUDACC_VER_MAJOR__)
+         "nvcc " OCT_STR(__CUDACC_VER_MAJOR__) "." OCT_STR(__CUDACC_VER_MINOR__);
+#elif defined(__CUDACC__)
+         "nvcc";
+#else
+         "gcc " __VERSION__;
+#endif
+}
+
+int32_t octave_open(int32_t device, octave_ctx** out) {
+  oct_clear_error();
+  if (!out) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "open: out is NULL");
+  *out = nullptr;
+  int n = 0;
+  hipError_t e = hipGetDeviceCount(&n);
+  if (e == hipErrorNoDevice || (e == hipSuccess && n == 0))
+    return oct_fail(OCTAVE_ERR_NO_DEVICE, "open: no %s device (hipGetDeviceCount: %s)", OCT_RT_NAME,
+                    hipGetErrorString(e));
+  if (e != hipSuccess)
+    return oct_fail(OCTAVE_ERR_NO_DEVICE, "open: no usable %s device: hipGetDeviceCount failed: %s (%s)",
+                    OCT_RT_NAME, hipGetErrorString(e), hipGetErrorName(e));
+  if (device < 0 || device >= n)
+    return oct_fail(OCTAVE_ERR_NO_DEVICE, "open: device %d does not exist: %d %s device(s)", device, n,
+                    OCT_RT_NAME);
+  octave_ctx c;
+  memset(&c, 0, sizeof c);
+  c.device = device;
+  OCT_RT("open", hipSetDevice(device));
+  OCT_RT("open", hipGetDeviceProperties(&c.props, device));
+  oct_rt_arch(c.props, c.arch, sizeof c.arch);
+  // Refuse an architecture this build has no kernels for rather than launch empty stubs.
+  const char* t = OCTAVE_TARGETS;
+  size_t al = strlen(c.arch);
+  bool found = false;
+  while (*t) {
+    const char* end = strchr(t, ',');
+    size_t len = end ? (size_t)(end - t) : strlen(t);
+    if (len == al && strncmp(t, c.arch, len) == 0) found = true;
+    t += len + (end ? 1 : 0);
+  }
+  if (!found)
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_ARCH,
+                    "open: device %d is %s (%s); this library has kernels for %s only", device, c.arch,
+                    c.props.name, OCTAVE_TARGETS);
+  octave_ctx* ctx = (octave_ctx*)malloc(sizeof *ctx);
+  if (!ctx) return oct_fail(OCTAVE_ERR_RUNTIME, "open: out of host memory");
+  *ctx = c;
+  *out = ctx;
+  return OCTAVE_OK;
+}
+
+int32_t octave_close(octave_ctx* ctx) {
+  oct_clear_error();
+  free(ctx);
+  return OCTAVE_OK;
+}
+
+int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
+  if (int s = oct_enter(ctx, "device_get_info")) return s;
+  if (!info) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: info is NULL");
+  if (info->struct_size < sizeof *info)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: struct_size = %llu, expected %zu",
+                    (unsigned long long)info->struct_size, sizeof *info);
+  octave_device_info d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.total_memory = ctx->props.totalGlobalMem;
+  d.device = ctx->device;
+  d.wave_size = ctx->props.warpSize;
+  d.compute_units = ctx->props.multiProcessorCount;
+  d.logical_wave = 32;
+  snprintf(d.name, sizeof d.name, "%s", ctx->props.name);
+  snprintf(d.arch, sizeof d.arch, "%s", ctx->arch);
+  snprintf(d.runtime, sizeof d.runtime, "%s", OCT_RT_NAME);
+  memcpy(info, &d, sizeof d);
+  return OCTAVE_OK;
+}
+
+int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count) {
+  if (int s = oct_enter(ctx, "tiers")) return s;
+  if (!count || cap < 0 || (cap > 0 && !out))
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "tiers: need count, and out when cap > 0 (cap = %d)", cap);
+  // Every architecture of this build has exactly the portable tier.
+  *count = 1;
+  if (cap >= 1) {
+    memset(&out[0], 0, sizeof out[0]);
+    out[0].tier = OCTAVE_TIER_PORTABLE;
+    out[0].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
+    snprintf(out[0].name, sizeof out[0].name, "portable");
+    snprintf(out[0].decode_profile, sizeof out[0].decode_profile, "dot4-int8q");
+    snprintf(out[0].prefill_profile, sizeof out[0].prefill_profile, "prefill-fp32");
+  }
+  return OCTAVE_OK;
+}
+
+int32_t octave_alloc(octave_ctx* ctx, uint64_t bytes, void** out) {
+  if (int s = oct_enter(ctx, "alloc")) return s;
+  if (!out) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "alloc: out is NULL");
+  *out = nullptr;
+  if (bytes == 0) return OCTAVE_OK;
+  void* p = nullptr;
+  hipError_t e = hipMalloc(&p, (size_t)bytes);
+  if (e != hipSuccess)
+    return oct_fail(OCTAVE_ERR_RUNTIME, "alloc: hipMalloc(%llu bytes) failed: %s (%s)",
+                    (unsigned long long)bytes, hipGetErrorString(e), hipGetErrorName(e));
+  *out = p;
+  return OCTAVE_OK;
+}
+
+int32_t octave_free(octave_ctx* ctx, void* ptr) {
+  if (int s = oct_enter(ctx, "free")) return s;
+  if (ptr) OCT_RT("free", hipFree(ptr));
+  return OCTAVE_OK;
+}
+
+static int oct_copy(octave_ctx* ctx, void* dst, const void* src, uint64_t n, hipMemcpyKind k, const char* op) {
+  if (int s = oct_enter(ctx, op)) return s;
+  if (n == 0) return OCTAVE_OK;
+  if (!dst || !src) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: NULL pointer with %llu bytes", op,
+                                    (unsigned long long)n);
+  OCT_RT(op, hipMemcpy(dst, src, (size_t)n, k));
+  return OCTAVE_OK;
+}
+
+int32_t octave_copy_h2d(octave_ctx* ctx, void* dst, const void* src, uint64_t n) {
+  return oct_copy(ctx, dst, src, n, hipMemcpyHostToDevice, "copy_h2d");
+}
+int32_t octave_copy_d2h(octave_ctx* ctx, void* dst, const void* src, uint64_t n) {
+  return oct_copy(ctx, dst, src, n, hipMemcpyDeviceToHost, "copy_d2h");
+}
+int32_t octave_copy_d2d(octave_ctx* ctx, void* dst, const void* src, uint64_t n) {
+  return oct_copy(ctx, dst, src, n, hipMemcpyDeviceToDevice, "copy_d2d");
+}
+
+int32_t octave_memset(octave_ctx* ctx, void* dst, int32_t v, uint64_t n) {
+  if (int s = oct_enter(ctx, "memset")) return s;
+  if (n == 0) return OCTAVE_OK;
+  if (!dst) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "memset: dst is NULL");
+  OCT_RT("memset", hipMemset(dst, v, (size_t)n));
+  OCT_RT("memset", hipDeviceSynchronize());
+  return OCTAVE_OK;
+}
+
+int32_t octave_sync(octave_ctx* ctx) {
+  if (int s = oct_enter(ctx, "sync")) return s;
+  OCT_RT("sync", hipDeviceSynchronize());
+  OCT_RT("sync", hipGetLastError());
+  return OCTAVE_OK;
+}
+
+}  // extern "C"

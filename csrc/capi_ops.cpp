@@ -1,0 +1,387 @@
+// The C ABI's op entry points: validate every argument the contract constrains (KERNELS.md error
+// cases), then fill the kernel parameter block and launch. Every error names the op, the field,
+// what was expected and what was found.
+#include <math.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "octave_host.h"
+
+namespace {
+
+const double kLog2e = 1.4426950408889634;
+
+int check_fmt(const char* op, int32_t fmt) {
+  if (fmt == 3 || fmt == 4 || fmt == 19) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_FORMAT,
+                  "%s: format id %d is not supported: expected 3 (octave_k3v3), 4 (octave_k3v4) or 19 "
+                  "(octave_k3v3_compact)",
+                  op, fmt);
+}
+
+int check_dtype(const char* op, int32_t dtype) {
+  if (dtype == OCTAVE_DTYPE_F16 || dtype == OCTAVE_DTYPE_BF16) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_DTYPE, "%s: dtype %d is not supported: expected %d (fp16) or %d (bf16)", op,
+                  dtype, OCTAVE_DTYPE_F16, OCTAVE_DTYPE_BF16);
+}
+
+int check_head(const char* op, int32_t head) {
+  if (head == 256) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_HEAD_SIZE, "%s: head_size = %d, but the kernels support only 256", op, head);
+}
+
+int check_count(const char* op, const char* name, int64_t v, int64_t lo, int64_t hi) {
+  if (v >= lo && v <= hi) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s = %lld, expected %lld..%lld", op, name, (long long)v,
+                  (long long)lo, (long long)hi);
+}
+
+int check_ptr(const char* op, const char* name, const void* p, bool needed) {
+  if (p || !needed) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, name);
+}
+
+int check_act_strides(const char* op, const char* name, int64_t st, int64_t sh) {
+  if (st >= 0 && sh >= 0) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_STRIDE, "%s: %s strides (token %lld, head %lld) must be >= 0 elements", op, name,
+                  (long long)st, (long long)sh);
+}
+
+// Cache: outer strides multiples of 8 bytes (4 for compact) and >= 0, pointer aligned the same.
+int check_cache(const char* op, int32_t fmt, const uint8_t* cache, int64_t sb, int64_t sh, int64_t st) {
+  const int64_t g = fmt == 19 ? 4 : 8;
+  const int64_t s[3] = {sb, sh, st};
+  const char* n[3] = {"cache_stride_block", "cache_stride_head", "cache_stride_token"};
+  for (int i = 0; i < 3; i++)
+    if (s[i] < 0 || s[i] % g)
+      return oct_fail(OCTAVE_ERR_STRIDE, "%s: %s = %lld bytes, expected a non-negative multiple of %lld for format %d",
+                      op, n[i], (long long)s[i], (long long)g, fmt);
+  if (!cache) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: cache is NULL", op);
+  if ((uintptr_t)cache % g)
+    return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: cache pointer %p is not %lld-byte aligned (format %d)", op,
+                    (const void*)cache, (long long)g, fmt);
+  return OCTAVE_OK;
+}
+
+int check_scale(const char* op, float s) {
+  if (isfinite(s) && s > 0.0f) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_SCALE, "%s: sm_scale = %g, expected a finite value > 0", op, (double)s);
+}
+
+int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
+  if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
+  const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
+                     : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
+  return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                  "%s: tier %d (%s) is not available on %s: this library has only the portable tier (0)", op,
+                  tier, name, ctx->arch);
+}
+
+int check_splits(const char* op, int32_t ns) {
+  if (ns >= 1 && ns <= 1024) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 1..1024", op, ns);
+}
+
+// Partial row stride (0 -> 260) and workspace size and alignment.
+int check_partials(const char* op, const void* partials, uint64_t bytes, int32_t num_q, int32_t hq, int32_t ns,
+                   int32_t& pstride) {
+  if (pstride == 0) pstride = 260;
+  if (pstride < 258 || pstride % 4)
+    return oct_fail(OCTAVE_ERR_WORKSPACE, "%s: partial_stride = %d floats, expected a multiple of 4 that is >= 258",
+                    op, pstride);
+  const uint64_t need = (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+  if (need == 0) return OCTAVE_OK;
+  if (!partials) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: partials is NULL", op);
+  if ((uintptr_t)partials % 16)
+    return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: partials pointer %p is not 16-byte aligned", op, partials);
+  if (bytes < need)
+    return oct_fail(OCTAVE_ERR_WORKSPACE,
+                    "%s: partials_bytes = %llu, but num_q %d x Hq %d x num_splits %d x partial_stride %d x 4 = %llu "
+                    "bytes are needed",
+                    op, (unsigned long long)bytes, num_q, hq, ns, pstride, (unsigned long long)need);
+  return OCTAVE_OK;
+}
+
+int check_reserved(const char* op, int32_t reserved) {
+  if (reserved == 0) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: reserved0 = %d, expected 0", op, reserved);
+}
+
+// Reads slot_mapping on the host (the caller's copy, or a copy from the device) and refuses an
+// index past the cache or a slot given twice.
+int check_slots(const char* op, const octave_store_args& a, int64_t num_slots) {
+  const int64_t n = a.num_tokens;
+  std::vector<int64_t> copy;
+  const int64_t* s = a.slot_mapping_host;
+  if (!s) {
+    copy.resize((size_t)n);
+    OCT_RT(op, hipMemcpy(copy.data(), a.slot_mapping, (size_t)n * 8, hipMemcpyDeviceToHost));
+    s = copy.data();
+  }
+  std::vector<std::pair<int64_t, int64_t>> live;
+  live.reserve((size_t)n);
+  for (int64_t t = 0; t < n; t++) {
+    if (s[t] < 0) continue;
+    if (s[t] >= num_slots)
+      return oct_fail(OCTAVE_ERR_SLOT_RANGE,
+                      "%s: slot_mapping[%lld] = %lld is outside the cache: num_blocks*block_size = %lld", op,
+                      (long long)t, (long long)s[t], (long long)num_slots);
+    live.emplace_back(s[t], t);
+  }
+  std::sort(live.begin(), live.end());
+  for (size_t i = 1; i < live.size(); i++)
+    if (live[i].first == live[i - 1].first)
+      return oct_fail(OCTAVE_ERR_SLOT_DUPLICATE, "%s: slot %lld appears twice: slot_mapping[%lld] and slot_mapping[%lld]",
+                      op, (long long)live[i].first, (long long)live[i - 1].second, (long long)live[i].second);
+  return OCTAVE_OK;
+}
+
+#define OCT_TRY(x)              \
+  do {                          \
+    if (int s_ = (x)) return s_; \
+  } while (0)
+
+const int64_t kMaxGridX = 2147483647;
+
+}  // namespace
+
+extern "C" {
+
+int32_t octave_cache_store(octave_ctx* ctx, const octave_store_args* in) {
+  const char* op = "cache_store";
+  octave_store_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_fmt(op, a.fmt));
+  OCT_TRY(check_dtype(op, a.dtype));
+  OCT_TRY(check_head(op, a.head_size));
+  OCT_TRY(check_reserved(op, a.reserved0));
+  OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_kv_heads", a.num_kv_heads, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "num_blocks", a.num_blocks, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
+  OCT_TRY(check_act_strides(op, "key", a.key_stride_token, a.key_stride_head));
+  OCT_TRY(check_act_strides(op, "value", a.value_stride_token, a.value_stride_head));
+  OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
+  if (a.num_tokens == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "key", a.key, true));
+  OCT_TRY(check_ptr(op, "value", a.value, true));
+  OCT_TRY(check_ptr(op, "slot_mapping", a.slot_mapping, true));
+  const int64_t waves = (int64_t)a.num_tokens * a.num_kv_heads;
+  if ((waves + OCT_WAVES - 1) / OCT_WAVES > kMaxGridX)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_tokens x num_kv_heads = %lld is too large", op,
+                    (long long)waves);
+  const int64_t num_slots = (int64_t)a.num_blocks * a.block_size;
+  OCT_TRY(check_slots(op, a, num_slots));
+
+  OctStoreParams p;
+  memset(&p, 0, sizeof p);
+  p.key = (const uint16_t*)a.key, p.value = (const uint16_t*)a.value;
+  p.cache = a.cache, p.slot_mapping = a.slot_mapping;
+  p.k_st = a.key_stride_token, p.k_sh = a.key_stride_head;
+  p.v_st = a.value_stride_token, p.v_sh = a.value_stride_head;
+  p.c_sb = a.cache_stride_block, p.c_sh = a.cache_stride_head, p.c_st = a.cache_stride_token;
+  p.num_slots = num_slots;
+  p.fmt = a.fmt, p.dtype = a.dtype, p.n = a.num_tokens, p.hkv = a.num_kv_heads, p.block_size = a.block_size;
+  memcpy(p.k_signs, a.k_signs, 32);
+  memcpy(p.v_signs, a.v_signs, 32);
+  OCT_LAUNCHED(op, "octave_store_kernel", oct_launch_store(p));
+  return OCTAVE_OK;
+}
+
+int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* in) {
+  const char* op = "rotate";
+  octave_rotate_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_dtype(op, a.dtype));
+  OCT_TRY(check_head(op, a.head_size));
+  OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_heads", a.num_heads, 1, INT32_MAX));
+  OCT_TRY(check_act_strides(op, "x", a.stride_token, a.stride_head));
+  if (a.num_tokens == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "x", a.x, true));
+  const int64_t waves = (int64_t)a.num_tokens * a.num_heads;
+  if ((waves + OCT_WAVES - 1) / OCT_WAVES > kMaxGridX)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_tokens x num_heads = %lld is too large", op, (long long)waves);
+  OctRotateParams p;
+  memset(&p, 0, sizeof p);
+  p.x = (uint16_t*)a.x, p.st = a.stride_token, p.sh = a.stride_head;
+  p.dtype = a.dtype, p.rows = a.num_tokens, p.heads = a.num_heads;
+  p.block64 = a.k_layout != 0, p.inverse = a.inverse != 0;
+  memcpy(p.signs, a.signs, 32);
+  OCT_LAUNCHED(op, "octave_rotate_kernel", oct_launch_rotate(p));
+  return OCTAVE_OK;
+}
+
+uint64_t octave_decode_workspace_bytes(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride) {
+  if (pstride == 0) pstride = 260;
+  if (num_q < 0 || hq < 0 || ns < 1 || ns > 1024 || pstride < 258 || pstride % 4) return 0;
+  return (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+}
+
+static int oct_reduce_launch(const char* op, void* out, const float* partials, int64_t o_st, int64_t o_sh,
+                             int32_t dtype, int32_t num_q, int32_t hq, int32_t ns, int32_t pstride,
+                             const uint32_t v_signs[8]) {
+  OctReduceParams p;
+  memset(&p, 0, sizeof p);
+  p.out = (uint16_t*)out, p.partials = partials, p.o_st = o_st, p.o_sh = o_sh;
+  p.dtype = dtype, p.num_q = num_q, p.hq = hq, p.num_splits = ns, p.pstride = pstride;
+  memcpy(p.v_signs, v_signs, 32);
+  const int64_t waves = (int64_t)num_q * hq;
+  if ((waves + OCT_WAVES - 1) / OCT_WAVES > kMaxGridX)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_q x num_q_heads = %lld is too large", op, (long long)waves);
+  OCT_LAUNCHED(op, "octave_reduce_kernel", oct_launch_reduce(p));
+  return OCTAVE_OK;
+}
+
+int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
+  const char* op = "decode";
+  octave_decode_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_fmt(op, a.fmt));
+  OCT_TRY(check_dtype(op, a.dtype));
+  OCT_TRY(check_head(op, a.head_size));
+  OCT_TRY(check_reserved(op, a.reserved0));
+  OCT_TRY(check_count(op, "num_q", a.num_q, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_kv_heads", a.num_kv_heads, 1, 65535));
+  OCT_TRY(check_count(op, "num_q_heads", a.num_q_heads, 1, INT32_MAX));
+  const int32_t g = a.num_q_heads / a.num_kv_heads;
+  if (a.num_q_heads % a.num_kv_heads || !(g == 1 || g == 2 || g == 4 || g == 6 || g == 8))
+    return oct_fail(OCTAVE_ERR_GQA,
+                    "%s: num_q_heads %d / num_kv_heads %d is not a GQA group G in {1, 2, 4, 6, 8}", op,
+                    a.num_q_heads, a.num_kv_heads);
+  if (a.query_group < 1 || a.query_group > 4)
+    return oct_fail(OCTAVE_ERR_QUERY_GROUP, "%s: query_group = %d, expected 1..4", op, a.query_group);
+  OCT_TRY(check_splits(op, a.num_splits));
+  OCT_TRY(check_scale(op, a.sm_scale));
+  OCT_TRY(check_count(op, "num_reqs", a.num_reqs, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_blocks", a.num_blocks, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "max_blocks", a.max_blocks, 0, INT32_MAX));
+  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
+  OCT_TRY(check_act_strides(op, "query", a.query_stride_token, a.query_stride_head));
+  OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
+  int32_t pstride = a.partial_stride;
+  OCT_TRY(check_partials(op, a.partials, a.partials_bytes, a.num_q, a.num_q_heads, a.num_splits, pstride));
+  if (a.num_q == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "out", a.out, true));
+  OCT_TRY(check_ptr(op, "query", a.query, true));
+  OCT_TRY(check_ptr(op, "q_to_req", a.q_to_req, true));
+  OCT_TRY(check_ptr(op, "q_to_klen", a.q_to_klen, true));
+  OCT_TRY(check_ptr(op, "block_table", a.block_table, a.num_reqs > 0 && a.max_blocks > 0));
+
+  OctDecodeParams p;
+  memset(&p, 0, sizeof p);
+  p.query = (const uint16_t*)a.query, p.cache = a.cache, p.block_table = a.block_table;
+  p.q_to_req = a.q_to_req, p.q_to_klen = a.q_to_klen, p.partials = a.partials;
+  p.q_st = a.query_stride_token, p.q_sh = a.query_stride_head;
+  p.c_sb = a.cache_stride_block, p.c_sh = a.cache_stride_head, p.c_st = a.cache_stride_token;
+  p.kv_max = (int64_t)a.max_blocks * a.block_size;
+  p.split_len = (p.kv_max + a.num_splits - 1) / a.num_splits;
+  p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
+  p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
+  p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride;
+  p.score_scale = (float)((double)a.sm_scale * kLog2e / 64.0);
+  memcpy(p.k_signs, a.k_signs, 32);
+  OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
+  return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,
+                           a.num_q_heads, a.num_splits, pstride, a.v_signs);
+}
+
+int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* in) {
+  const char* op = "reduce";
+  octave_reduce_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_dtype(op, a.dtype));
+  OCT_TRY(check_head(op, a.head_size));
+  OCT_TRY(check_count(op, "num_q", a.num_q, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_q_heads", a.num_q_heads, 1, INT32_MAX));
+  OCT_TRY(check_splits(op, a.num_splits));
+  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
+  int32_t pstride = a.partial_stride;
+  OCT_TRY(check_partials(op, a.partials, a.partials_bytes, a.num_q, a.num_q_heads, a.num_splits, pstride));
+  if (a.num_q == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "out", a.out, true));
+  return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,
+                           a.num_q_heads, a.num_splits, pstride, a.v_signs);
+}
+
+int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
+  const char* op = "prefill";
+  octave_prefill_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_fmt(op, a.fmt));
+  OCT_TRY(check_dtype(op, a.dtype));
+  OCT_TRY(check_head(op, a.head_size));
+  OCT_TRY(check_reserved(op, a.reserved0));
+  OCT_TRY(check_scale(op, a.sm_scale));
+  OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_seqs", a.num_seqs, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_kv_heads", a.num_kv_heads, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "num_q_heads", a.num_q_heads, 1, 65535));
+  if (a.num_q_heads % a.num_kv_heads)
+    return oct_fail(OCTAVE_ERR_GQA, "%s: num_q_heads %d is not a multiple of num_kv_heads %d", op, a.num_q_heads,
+                    a.num_kv_heads);
+  OCT_TRY(check_count(op, "num_blocks", a.num_blocks, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
+  OCT_TRY(check_count(op, "max_blocks", a.max_blocks, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "max_query_len", a.max_query_len, 0, INT32_MAX));
+  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
+  OCT_TRY(check_act_strides(op, "q", a.q_stride_token, a.q_stride_head));
+  OCT_TRY(check_act_strides(op, "k", a.k_stride_token, a.k_stride_head));
+  OCT_TRY(check_act_strides(op, "v", a.v_stride_token, a.v_stride_head));
+  OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
+  if (a.num_tokens == 0 || a.num_seqs == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "out", a.out, true));
+  OCT_TRY(check_ptr(op, "q", a.q, true));
+  OCT_TRY(check_ptr(op, "k", a.k, true));
+  OCT_TRY(check_ptr(op, "v", a.v, true));
+  OCT_TRY(check_ptr(op, "cu_seqlens_q", a.cu_seqlens_q, true));
+  OCT_TRY(check_ptr(op, "seq_lens", a.seq_lens, true));
+  OCT_TRY(check_ptr(op, "block_table", a.block_table, a.max_blocks > 0));
+
+  OctPrefillParams p;
+  memset(&p, 0, sizeof p);
+  p.out = (uint16_t*)a.out, p.q = (const uint16_t*)a.q, p.k = (const uint16_t*)a.k, p.v = (const uint16_t*)a.v;
+  p.cache = a.cache, p.block_table = a.block_table, p.cu_seqlens = a.cu_seqlens_q, p.seq_lens = a.seq_lens;
+  p.o_st = a.out_stride_token, p.o_sh = a.out_stride_head, p.q_st = a.q_stride_token, p.q_sh = a.q_stride_head;
+  p.k_st = a.k_stride_token, p.k_sh = a.k_stride_head, p.v_st = a.v_stride_token, p.v_sh = a.v_stride_head;
+  p.c_sb = a.cache_stride_block, p.c_sh = a.cache_stride_head, p.c_st = a.cache_stride_token;
+  p.kv_max = (int64_t)a.max_blocks * a.block_size;
+  p.fmt = a.fmt, p.dtype = a.dtype, p.rows = a.num_tokens, p.num_seqs = a.num_seqs;
+  p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = a.num_q_heads / a.num_kv_heads;
+  p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
+  p.score_scale = (float)((double)a.sm_scale * kLog2e);
+  OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));
+  return OCTAVE_OK;
+}
+
+int32_t octave_query_maps(octave_ctx* ctx, const octave_query_maps_args* in) {
+  const char* op = "query_maps";
+  octave_query_maps_args a;
+  OCT_TRY(oct_args(in, a, op));
+  OCT_TRY(oct_enter(ctx, op));
+  OCT_TRY(check_count(op, "num_reqs", a.num_reqs, 0, INT32_MAX - 1));
+  OCT_TRY(check_count(op, "num_q", a.num_q, 0, INT32_MAX));
+  if (a.num_q == 0) return OCTAVE_OK;
+  OCT_TRY(check_ptr(op, "query_start_loc", a.query_start_loc, a.num_reqs > 0));
+  OCT_TRY(check_ptr(op, "seq_lens", a.seq_lens, a.num_reqs > 0));
+  OCT_TRY(check_ptr(op, "q_to_req", a.q_to_req, true));
+  OCT_TRY(check_ptr(op, "q_to_klen", a.q_to_klen, true));
+  OctQueryMapsParams p;
+  p.qsl = a.query_start_loc, p.seq_lens = a.seq_lens, p.q_to_req = a.q_to_req, p.q_to_klen = a.q_to_klen;
+  p.num_reqs = a.num_reqs, p.num_q = a.num_q;
+  OCT_LAUNCHED(op, "octave_query_maps_kernel", oct_launch_query_maps(p));
+  return OCTAVE_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// The CPU emulator's interface (OCT_EMU builds only). It runs each workgroup's threads as fibers on
+// the calling OS thread, switching at every shuffle and barrier, so kernels execute exactly as
+// written: __shared__ arrays become function statics (one workgroup runs at a time), shuffles read
+// the partner lane's value at the same program point. It exists so that the kernels can be run and
+// tested on machines without a GPU; it says nothing about GPU timing or memory-model behaviour.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <functional>
+
+// ---- device side ----
+int oct_emu_tid();
+int oct_emu_bid(int dim);
+void oct_emu_sync_block();
+uint32_t oct_emu_shfl(uint32_t v, int src_lane);
+float oct_emu_f16_to_f32(uint16_t h);
+uint16_t oct_emu_f32_to_f16(float f);
+
+// ---- launch ----
+// Runs fn once per thread of every workgroup; returns 0, or 1 when a workgroup deadlocked (some
+// threads waiting at a barrier that others never reach), which is reported as a launch error.
+int oct_emu_launch(int gx, int gy, int gz, int threads, const std::function<void()>& fn);
+
+// ---- the few runtime calls the host code uses ----
+typedef enum hipError_t {
+  hipSuccess = 0,
+  hipErrorInvalidValue = 1,
+  hipErrorOutOfMemory = 2,
+  hipErrorNoDevice = 100,
+  hipErrorLaunchFailure = 719
+} hipError_t;
+typedef enum hipMemcpyKind {
+  hipMemcpyHostToDevice = 1,
+  hipMemcpyDeviceToHost = 2,
+  hipMemcpyDeviceToDevice = 3
+} hipMemcpyKind;
+struct hipDeviceProp_t {
+  char name[256];
+  size_t totalGlobalMem;
+  int warpSize;
+  int multiProcessorCount;
+  int major, minor;
+};
+hipError_t hipGetDeviceCount(int* n);
+hipError_t hipSetDevice(int d);
+hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int d);
+hipError_t hipMalloc(void** p, size_t n);
+hipError_t hipFree(void* p);
+hipError_t hipMemcpy(void* dst, const void* src, size_t n, hipMemcpyKind k);
+hipError_t hipMemset(void* dst, int v, size_t n);
+hipError_t hipDeviceSynchronize();
+hipError_t hipGetLastError();
+const char* hipGetErrorString(hipError_t e);
+const char* hipGetErrorName(hipError_t e);

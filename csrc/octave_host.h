@@ -1,0 +1,47 @@
+// Host-side internals of the C ABI: the context, error reporting, runtime-call checking.
+#pragma once
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "octave_capi.h"
+#include "octave_params.h"
+
+struct octave_ctx {
+  int device;
+  hipDeviceProp_t props;
+  char arch[64];
+};
+
+// Sets the calling thread's message and returns status.
+int oct_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void oct_clear_error();
+
+// Checks a runtime call; on failure sets a message naming the op and the call.
+#define OCT_RT(op, call)                                                                     \
+  do {                                                                                       \
+    hipError_t e_ = (call);                                                                  \
+    if (e_ != hipSuccess)                                                                    \
+      return oct_fail(OCTAVE_ERR_RUNTIME, "%s: %s failed: %s (%s, %d)", op, #call,             \
+                      hipGetErrorString(e_), hipGetErrorName(e_), (int)e_);                  \
+  } while (0)
+
+// Checks a launch wrapper's status.
+#define OCT_LAUNCHED(op, kernel, call)                                                       \
+  do {                                                                                       \
+    hipError_t e_ = (call);                                                                  \
+    if (e_ != hipSuccess)                                                                    \
+      return oct_fail(OCTAVE_ERR_LAUNCH, "%s: launching %s failed: %s (%s, %d)", op, kernel,   \
+                      hipGetErrorString(e_), hipGetErrorName(e_), (int)e_);                  \
+  } while (0)
+
+// Enters an API call on ctx: clears the message, checks ctx, selects its device.
+int oct_enter(octave_ctx* ctx, const char* op);
+
+// Copies an args struct of the caller's struct_size into out (see octave_capi.h conventions).
+int oct_copy_args(const void* a, size_t ours, void* out, const char* op);
+template <class T>
+int oct_args(const T* a, T& out, const char* op) {
+  return oct_copy_args(a, sizeof(T), &out, op);
+}

@@ -1,0 +1,89 @@
+// Kernel parameter blocks (passed by value) and the host launch wrappers each kernel file defines.
+// These are internal: the public ABI is include/octave_capi.h; capi_ops.cpp validates the ABI
+// structs and fills these.
+#pragma once
+
+#include "octave_compat.h"
+#include "octave_format.h"
+
+enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per workgroup
+
+struct OctStoreParams {
+  const uint16_t* key;
+  const uint16_t* value;
+  uint8_t* cache;
+  const int64_t* slot_mapping;
+  int64_t k_st, k_sh, v_st, v_sh;  // elements
+  int64_t c_sb, c_sh, c_st;        // bytes
+  int64_t num_slots;               // num_blocks * block_size
+  int32_t fmt, dtype, n, hkv, block_size, pad;
+  uint32_t k_signs[8], v_signs[8];
+};
+
+struct OctRotateParams {
+  uint16_t* x;
+  int64_t st, sh;
+  int32_t dtype, rows, heads, block64, inverse, pad;
+  uint32_t signs[8];
+};
+
+struct OctDecodeParams {
+  const uint16_t* query;
+  const uint8_t* cache;
+  const int32_t* block_table;
+  const int32_t* q_to_req;
+  const int32_t* q_to_klen;
+  float* partials;
+  int64_t q_st, q_sh;
+  int64_t c_sb, c_sh, c_st;
+  int64_t kv_max;     // max_blocks * block_size: the clamp of klen and the split geometry
+  int64_t split_len;  // ceil(kv_max / num_splits)
+  int32_t fmt, dtype, num_q, hq, hkv, g, num_reqs, num_blocks, block_size, max_blocks, num_splits,
+      qgroup, pstride, pad;
+  float score_scale;  // sm_scale * log2(e) / 64
+  uint32_t k_signs[8];
+};
+
+struct OctReduceParams {
+  uint16_t* out;
+  const float* partials;
+  int64_t o_st, o_sh;
+  int32_t dtype, num_q, hq, num_splits, pstride, pad;
+  uint32_t v_signs[8];
+};
+
+struct OctPrefillParams {
+  uint16_t* out;
+  const uint16_t* q;
+  const uint16_t* k;
+  const uint16_t* v;
+  const uint8_t* cache;
+  const int32_t* block_table;
+  const int32_t* cu_seqlens;
+  const int32_t* seq_lens;
+  int64_t o_st, o_sh, q_st, q_sh, k_st, k_sh, v_st, v_sh;
+  int64_t c_sb, c_sh, c_st;
+  int64_t kv_max;
+  int32_t fmt, dtype, rows, num_seqs, hq, hkv, g, num_blocks, block_size, max_blocks;
+  float score_scale;  // sm_scale * log2(e)
+  int32_t pad;
+};
+
+struct OctQueryMapsParams {
+  const int32_t* qsl;
+  const int32_t* seq_lens;
+  int32_t* q_to_req;
+  int32_t* q_to_klen;
+  int32_t num_reqs, num_q;
+};
+
+// Launch wrappers: enqueue the kernel and return the runtime's launch status.
+hipError_t oct_launch_store(const OctStoreParams& p);
+hipError_t oct_launch_rotate(const OctRotateParams& p);
+hipError_t oct_launch_decode(const OctDecodeParams& p);
+hipError_t oct_launch_reduce(const OctReduceParams& p);
+hipError_t oct_launch_prefill(const OctPrefillParams& p);
+hipError_t oct_launch_query_maps(const OctQueryMapsParams& p);
+
+// After OCT_LAUNCH: the launch status (hipGetLastError, cudaGetLastError, or the emulator's).
+inline hipError_t oct_launch_status() { return hipGetLastError(); }

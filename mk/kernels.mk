@@ -1,0 +1,130 @@
+# Kernel builds, included by the top-level Makefile (docs/kernels.md, "Building").
+#
+#   make hip    build/liboctave_hip.so for gfx1100 and gfx942: hipcc when present, else Debian's
+#               clang-19 with libamdhip64-dev (HIP 5.2 runtime), installed with apt-get if missing.
+#   make isa    device-only code objects per AMD target, disassembled with llvm-objdump-19 and
+#               checked against the arch registry (go run ./arch/cmd/isacheck).
+#   make cuda   build/liboctave_cuda.so for sm_90 with nvcc (on the GPU machine).
+#   make emu    build/liboctave_emu.so: the same kernels on the CPU emulator (csrc/emu), any C++17
+#               compiler; lets the C ABI and the kernels run where there is no GPU.
+
+# Defining targets here must not change the including Makefile's default goal.
+KERNELS_PREV_GOAL := $(.DEFAULT_GOAL)
+
+KBUILD       ?= build
+KSRC_DEV     := $(sort $(wildcard csrc/*.hip))
+KSRC_HOST    := $(sort $(wildcard csrc/*.cpp))
+KHDRS        := $(wildcard csrc/*.h csrc/include/*.h csrc/emu/*.h)
+KINC         := -Icsrc/include -Icsrc
+LLVM_BIN     ?= /usr/lib/llvm-19/bin
+HIP_ARCHS    ?= gfx1100 gfx942
+CUDA_ARCH    ?= sm_90
+NVCC         ?= nvcc
+HIPCC        ?= $(shell command -v hipcc 2>/dev/null)
+KCXX         ?= $(CXX)
+comma        := ,
+empty        :=
+space        := $(empty) $(empty)
+HIP_TARGETS  := $(subst $(space),$(comma),$(strip $(HIP_ARCHS)))
+KAPT_PKGS    := clang-19 clang-tools-19 lld-19 llvm-19 libamdhip64-dev
+
+.PHONY: hip isa cuda emu emu-check kernels-toolchain kernels-clean cuda-syntax
+
+# ---- toolchain: Debian packages, installed quietly when missing (CI and developers run as root) ----
+kernels-toolchain:
+	@missing=; for p in $(KAPT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "kernels: installing$$missing (apt-get)"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "kernels: need root to apt-get install$$missing" >&2; exit 1; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
+	    >/tmp/octant-kernels-apt.log 2>&1 || { tail -20 /tmp/octant-kernels-apt.log >&2; echo "kernels: apt-get install failed" >&2; exit 1; }; \
+	  rm -f /tmp/octant-kernels-apt.log; \
+	fi
+
+# ---- HIP: the full library for AMD ----
+hip: $(KBUILD)/liboctave_hip.so
+
+ifneq ($(HIPCC),)
+$(KBUILD)/liboctave_hip.so: $(KSRC_DEV) $(KSRC_HOST) $(KHDRS)
+	@mkdir -p $(@D)
+	$(HIPCC) -x hip $(addprefix --offload-arch=,$(HIP_ARCHS)) -std=c++17 -O3 -fPIC -shared $(KINC) \
+	  -fhip-fp32-correctly-rounded-divide-sqrt -DOCTAVE_TARGETS='"$(HIP_TARGETS)"' \
+	  $(KSRC_DEV) $(KSRC_HOST) -o $@
+	@echo "hip: built $@ with $(HIPCC) for $(HIP_TARGETS)"
+else
+KHIP_OBJ := $(patsubst csrc/%,$(KBUILD)/hip/%.o,$(KSRC_DEV) $(KSRC_HOST))
+KHIP_CXX = PATH=$(LLVM_BIN):$$PATH clang++ -x hip -std=c++17 -nogpulib --rocm-path=/usr -O3 -fPIC $(KINC) \
+  -DOCTAVE_TARGETS='"$(HIP_TARGETS)"' -Wall -cuid=$(subst .,_,$(notdir $<))
+
+$(KBUILD)/hip/%.hip.o: csrc/%.hip $(KHDRS) | kernels-toolchain
+	@mkdir -p $(@D)
+	$(KHIP_CXX) $(addprefix --offload-arch=,$(HIP_ARCHS)) -fhip-fp32-correctly-rounded-divide-sqrt -c $< -o $@
+
+$(KBUILD)/hip/%.cpp.o: csrc/%.cpp $(KHDRS) | kernels-toolchain
+	@mkdir -p $(@D)
+	$(KHIP_CXX) $(addprefix --offload-arch=,$(HIP_ARCHS)) -c $< -o $@
+
+$(KBUILD)/liboctave_hip.so: $(KHIP_OBJ)
+	PATH=$(LLVM_BIN):$$PATH clang++ -shared -fPIC --rocm-path=/usr $^ -o $@ -lamdhip64
+	@echo "hip: built $@ with Debian clang-19 for $(HIP_TARGETS) (HIP runtime: libamdhip64)"
+endif
+
+# ---- ISA: device-only code objects, disassembled and checked ----
+KISA_DIS := $(foreach a,$(HIP_ARCHS),$(patsubst csrc/%.hip,$(KBUILD)/isa/$(a)/%.s,$(KSRC_DEV)))
+.SECONDARY: $(KISA_DIS:.s=.o)
+
+isa: $(KISA_DIS)
+	$(or $(GO),go) run ./arch/cmd/isacheck -dir $(KBUILD)/isa $(HIP_ARCHS)
+
+define KISA_RULE
+$(KBUILD)/isa/$(1)/%.o: csrc/%.hip $(KHDRS) | kernels-toolchain
+	@mkdir -p $$(@D)
+	PATH=$(LLVM_BIN):$$$$PATH clang++ -x hip -std=c++17 --offload-arch=$(1) --cuda-device-only \
+	  --no-gpu-bundle-output -nogpulib --rocm-path=/usr -O3 $(KINC) -fhip-fp32-correctly-rounded-divide-sqrt \
+	  -c $$< -o $$@
+$(KBUILD)/isa/$(1)/%.s: $(KBUILD)/isa/$(1)/%.o
+	$(LLVM_BIN)/llvm-objdump -d --mcpu=$(1) $$< > $$@
+endef
+$(foreach a,$(HIP_ARCHS),$(eval $(call KISA_RULE,$(a))))
+
+# ---- CUDA: on a machine with nvcc ----
+cuda: $(KBUILD)/liboctave_cuda.so
+
+$(KBUILD)/liboctave_cuda.so: $(KSRC_DEV) $(KSRC_HOST) $(KHDRS)
+	@command -v $(NVCC) >/dev/null 2>&1 || { \
+	  echo "make cuda: nvcc not found (NVCC=$(NVCC)). Build the CUDA library on a machine with the CUDA" >&2; \
+	  echo "toolkit (the GPU machine), or set NVCC=/path/to/nvcc. Nothing was built." >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(NVCC) -x cu -arch=$(CUDA_ARCH) -O3 -std=c++17 -shared -Xcompiler -fPIC $(KINC) \
+	  -DOCTAVE_TARGETS='"$(CUDA_ARCH)"' $(KSRC_DEV) $(KSRC_HOST) -o $@
+	@echo "cuda: built $@ for $(CUDA_ARCH)"
+
+# Syntax check of the CUDA path with clang-19 in CUDA mode (no CUDA toolkit needed): stand-in
+# declarations in csrc/emu/cuda_standin/cuda_runtime.h replace the CUDA toolkit headers.
+cuda-syntax: | kernels-toolchain
+	@for f in $(KSRC_DEV) $(KSRC_HOST); do \
+	  $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 -fsyntax-only -Xclang -target-sdk-version=12.0 \
+	    -D__CUDACC__ -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC) $$f || exit 1; \
+	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90)"
+
+# ---- EMU: the CPU emulator build ----
+KEMU_OBJ := $(patsubst csrc/%,$(KBUILD)/emu/%.o,$(KSRC_DEV) $(KSRC_HOST) csrc/emu/emu.cpp)
+
+emu: $(KBUILD)/liboctave_emu.so
+
+$(KBUILD)/emu/%.o: csrc/% $(KHDRS)
+	@mkdir -p $(@D)
+	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -c $< -o $@
+
+$(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
+	$(KCXX) -shared -fPIC $^ -o $@ -lpthread
+
+kernels-clean:
+	rm -rf $(KBUILD)/hip $(KBUILD)/isa $(KBUILD)/emu $(KBUILD)/liboctave_hip.so $(KBUILD)/liboctave_emu.so $(KBUILD)/liboctave_cuda.so
+
+# Runs every kernel through the C ABI on the CPU emulator and checks it against the worked example,
+# the upstream golden vectors and the oracle (csrc/emu/harness; needs cgo and a C compiler).
+emu-check: $(KBUILD)/liboctave_emu.so
+	CGO_ENABLED=1 $(or $(GO),go) run -tags emuharness ./csrc/emu/harness
+
+.DEFAULT_GOAL := $(KERNELS_PREV_GOAL)
