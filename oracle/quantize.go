@@ -233,22 +233,35 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	for i, v := range x {
 		codes[i] = tab[codeIndex(float32(float32(v/rms)*mult))]
 	}
-	var s0, s1, a0, a1 float64
+	// With canonical codes every term x·L[c] is ≥ 0 (L[c] has the sign of y, and y the sign of x),
+	// except when x/rms underflows to +0 for a tiny positive x: so Σ|t| = Σt and the float64
+	// error bound needs no second sum. neg collects the terms' sign bits (of t+0, so that −0 does
+	// not count); a negative term sends the sum to the exact path.
+	var s0, s1, s2, s3 float64
+	var neg uint64
 	i := 0
-	for ; i+1 < n; i += 2 {
+	for ; i+3 < n; i += 4 {
 		t0 := float64(float32(x[i] * float32(lut[codes[i]&15])))
 		t1 := float64(float32(x[i+1] * float32(lut[codes[i+1]&15])))
+		t2 := float64(float32(x[i+2] * float32(lut[codes[i+2]&15])))
+		t3 := float64(float32(x[i+3] * float32(lut[codes[i+3]&15])))
 		s0 += t0
 		s1 += t1
-		a0 += math.Abs(t0)
-		a1 += math.Abs(t1)
+		s2 += t2
+		s3 += t3
+		neg |= math.Float64bits(t0+0) | math.Float64bits(t1+0) | math.Float64bits(t2+0) | math.Float64bits(t3+0)
 	}
 	for ; i < n; i++ {
 		t := float64(float32(x[i] * float32(lut[codes[i]&15])))
 		s0 += t
-		a0 += math.Abs(t)
+		neg |= math.Float64bits(t + 0)
 	}
-	dot, ok := roundIfSafe(s0+s1, a0+a1, n)
+	sum := (s0 + s1) + (s2 + s3)
+	var dot float32
+	ok := false
+	if neg>>63 == 0 {
+		dot, ok = roundIfSafe(sum, sum, n)
+	}
 	if !ok {
 		dot = groupDot(x, codes, bits)
 	}
