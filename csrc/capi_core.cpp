@@ -186,9 +186,13 @@ int32_t octave_alloc(octave_ctx* ctx, uint64_t bytes, void** out) {
   if (bytes == 0) return OCTAVE_OK;
   void* p = nullptr;
   hipError_t e = hipMalloc(&p, (size_t)bytes);
-  if (e != hipSuccess)
+  if (e != hipSuccess) {
+    // An allocation failure is not sticky, but it stays as the runtime's last error: clear it so
+    // that the next launch check does not report it against an unrelated kernel.
+    (void)hipGetLastError();
     return oct_fail(OCTAVE_ERR_RUNTIME, "alloc: hipMalloc(%llu bytes) failed: %s (%s)",
                     (unsigned long long)bytes, hipGetErrorString(e), hipGetErrorName(e));
+  }
   *out = p;
   return OCTAVE_OK;
 }

@@ -223,3 +223,10 @@ func (b *Buffer) CheckCanaries(name string) error {
 	}
 	return nil
 }
+
+// CopyD2D copies n bytes from device address src to device address dst (octave_copy_d2d). The
+// runtime may return before the device has finished the copy (cudaMemcpy between device buffers
+// does); Sync waits for it.
+func (d *Device) CopyD2D(dst, src uintptr, n uint64) error {
+	return d.lib.call("octave_copy_d2d", func() int32 { return d.lib.copyD2D(d.ctx, dst, src, n) })
+}

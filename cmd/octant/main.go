@@ -17,6 +17,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"bench", "time the portable decode tier of a kernel library on a device", runBench},
 	{"golden", "verify golden-vector files against the oracle", runGolden},
 	{"version", "print the suite version", runVersion},
 }
