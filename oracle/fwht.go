@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // FWHT32 applies the normalized Walsh–Hadamard transform in place over consecutive blocks of size
@@ -15,53 +16,93 @@ func FWHT32(x []float32, block int) {
 	inv := float32(1 / math.Sqrt(float64(block)))
 	for base := 0; base < len(x); base += block {
 		b := x[base : base+block]
-		// Stages h = 1, 2, 4 on groups of eight held in registers (the same operations on the same
-		// pairs, in the same stage order).
-		for j := 0; j+7 < len(b); j += 8 {
-			q := b[j : j+8 : j+8]
-			a0, a1 := q[0]+q[1], q[0]-q[1]
-			a2, a3 := q[2]+q[3], q[2]-q[3]
-			a4, a5 := q[4]+q[5], q[4]-q[5]
-			a6, a7 := q[6]+q[7], q[6]-q[7]
-			b0, b2 := a0+a2, a0-a2
-			b1, b3 := a1+a3, a1-a3
-			b4, b6 := a4+a6, a4-a6
-			b5, b7 := a5+a7, a5-a7
-			q[0], q[4] = b0+b4, b0-b4
-			q[1], q[5] = b1+b5, b1-b5
-			q[2], q[6] = b2+b6, b2-b6
-			q[3], q[7] = b3+b7, b3-b7
-		}
-		// Remaining stages two at a time (h and 2h on four elements in registers), then a last
-		// single stage if log2(block) − 3 is odd. Each element sees the same additions in the same
-		// stage order as the one-stage-at-a-time loop.
-		h := 8
-		for ; 4*h <= block; h *= 4 {
-			for j := 0; j < block; j += 4 * h {
-				q0 := b[j : j+h : j+h]
-				q1 := b[j+h : j+2*h : j+2*h]
-				q2 := b[j+2*h : j+3*h : j+3*h]
-				q3 := b[j+3*h : j+4*h : j+4*h]
-				for k := range q0 {
-					a0, a1 := q0[k]+q1[k], q0[k]-q1[k]
-					a2, a3 := q2[k]+q3[k], q2[k]-q3[k]
-					q0[k], q2[k] = a0+a2, a0-a2
-					q1[k], q3[k] = a1+a3, a1-a3
-				}
+		// Stages are applied in passes of three, two or one stage (h, 2h, 4h on eight elements
+		// held in registers): every element sees the same additions in the same stage order as a
+		// one-stage-at-a-time loop, so the result is bit-identical; the last pass also applies the
+		// 1/√B scale to the finished values.
+		h, left := 1, bits.TrailingZeros(uint(block))
+		for left > 0 {
+			n := 3
+			switch {
+			case left == 4 || left == 2:
+				n = 2
+			case left == 1:
+				n = 1
 			}
-		}
-		for ; h < block; h <<= 1 {
-			for j := 0; j < block; j += 2 * h {
-				lo := b[j : j+h : j+h]
-				hi := b[j+h : j+2*h : j+2*h]
-				for k := range lo {
-					a, c := lo[k], hi[k]
-					lo[k], hi[k] = a+c, a-c
-				}
+			left -= n
+			scale := left == 0
+			switch n {
+			case 3:
+				fwhtPass8(b, h, scale, inv)
+			case 2:
+				fwhtPass4(b, h, scale, inv)
+			default:
+				fwhtPass2(b, h, scale, inv)
 			}
+			h <<= n
 		}
-		for i := range b {
-			b[i] = float32(b[i] * inv)
+	}
+}
+
+// fwhtPass8 applies stages h, 2h, 4h to every group of eight elements at stride h; with scale,
+// it multiplies the results by inv.
+func fwhtPass8(b []float32, h int, scale bool, inv float32) {
+	for j := 0; j < len(b); j += 8 * h {
+		r0, r1 := b[j:j+h:j+h], b[j+h:j+2*h:j+2*h]
+		r2, r3 := b[j+2*h:j+3*h:j+3*h], b[j+3*h:j+4*h:j+4*h]
+		r4, r5 := b[j+4*h:j+5*h:j+5*h], b[j+5*h:j+6*h:j+6*h]
+		r6, r7 := b[j+6*h:j+7*h:j+7*h], b[j+7*h:j+8*h:j+8*h]
+		for k := range r0 {
+			a0, a1 := r0[k]+r1[k], r0[k]-r1[k]
+			a2, a3 := r2[k]+r3[k], r2[k]-r3[k]
+			a4, a5 := r4[k]+r5[k], r4[k]-r5[k]
+			a6, a7 := r6[k]+r7[k], r6[k]-r7[k]
+			c0, c2 := a0+a2, a0-a2
+			c1, c3 := a1+a3, a1-a3
+			c4, c6 := a4+a6, a4-a6
+			c5, c7 := a5+a7, a5-a7
+			d0, d4 := c0+c4, c0-c4
+			d1, d5 := c1+c5, c1-c5
+			d2, d6 := c2+c6, c2-c6
+			d3, d7 := c3+c7, c3-c7
+			if scale {
+				d0, d1, d2, d3 = float32(d0*inv), float32(d1*inv), float32(d2*inv), float32(d3*inv)
+				d4, d5, d6, d7 = float32(d4*inv), float32(d5*inv), float32(d6*inv), float32(d7*inv)
+			}
+			r0[k], r1[k], r2[k], r3[k] = d0, d1, d2, d3
+			r4[k], r5[k], r6[k], r7[k] = d4, d5, d6, d7
+		}
+	}
+}
+
+// fwhtPass4 applies stages h, 2h to every group of four elements at stride h.
+func fwhtPass4(b []float32, h int, scale bool, inv float32) {
+	for j := 0; j < len(b); j += 4 * h {
+		r0, r1 := b[j:j+h:j+h], b[j+h:j+2*h:j+2*h]
+		r2, r3 := b[j+2*h:j+3*h:j+3*h], b[j+3*h:j+4*h:j+4*h]
+		for k := range r0 {
+			a0, a1 := r0[k]+r1[k], r0[k]-r1[k]
+			a2, a3 := r2[k]+r3[k], r2[k]-r3[k]
+			c0, c2 := a0+a2, a0-a2
+			c1, c3 := a1+a3, a1-a3
+			if scale {
+				c0, c1, c2, c3 = float32(c0*inv), float32(c1*inv), float32(c2*inv), float32(c3*inv)
+			}
+			r0[k], r1[k], r2[k], r3[k] = c0, c1, c2, c3
+		}
+	}
+}
+
+// fwhtPass2 applies stage h to every pair at stride h.
+func fwhtPass2(b []float32, h int, scale bool, inv float32) {
+	for j := 0; j < len(b); j += 2 * h {
+		lo, hi := b[j:j+h:j+h], b[j+h:j+2*h:j+2*h]
+		for k := range lo {
+			a, c := lo[k]+hi[k], lo[k]-hi[k]
+			if scale {
+				a, c = float32(a*inv), float32(c*inv)
+			}
+			lo[k], hi[k] = a, c
 		}
 	}
 }
@@ -87,9 +128,6 @@ func FWHT64(x []float64, block int) {
 }
 
 func checkBlock(n, block int) {
-	if block < 8 && block > 0 && block&(block-1) == 0 {
-		panic(fmt.Sprintf("oracle: FWHT block %d: the oracle supports blocks of 8 or more", block))
-	}
 	if block <= 0 || block&(block-1) != 0 || n%block != 0 {
 		panic(fmt.Sprintf("oracle: FWHT block %d over %d values: expected a power of two dividing the length", block, n))
 	}
