@@ -34,3 +34,11 @@ sums:
 
 # Kernel builds: hip, isa, cuda, emu (mk/kernels.mk).
 include mk/kernels.mk
+
+# Binaries for scripts/gpu-run.sh on the GPU machine (no Go there): CGO_ENABLED=0 static builds.
+.PHONY: gpu-bins
+gpu-bins:
+	@mkdir -p bin
+	$(GO) test -c -o bin/kernels.test ./kernels
+	$(GO) test -c -o bin/oracle.test ./oracle
+	$(GO) build -buildvcs=true -o bin/octant ./cmd/octant
