@@ -42,3 +42,18 @@ gpu-bins:
 	$(GO) test -c -o bin/kernels.test ./kernels
 	$(GO) test -c -o bin/oracle.test ./oracle
 	$(GO) build -buildvcs=true -o bin/octant ./cmd/octant
+
+# Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
+# the oracle, through a kernel library named by OCTANT_LIB.
+#   make gpu-test   the full grids on a GPU (OCTANT_LIB defaults to build/liboctave_cuda.so: make cuda)
+#   make emu-test   the -short grids on the CPU emulator (builds build/liboctave_emu.so)
+OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
+.PHONY: gpu-test emu-test
+gpu-test:
+	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
+	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GO) test -count=1 -timeout 60m ./kernels/
+
+emu-test: $(KBUILD)/liboctave_emu.so
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -short -count=1 ./kernels/
+# Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
+include mk/fuzz.mk

@@ -163,6 +163,12 @@ func (a *Acceptor) Accept(k, v []float32, slot []byte) (SlotVerdict, error) {
 		}
 		gv := judgeGroup(g, x[g.Dim0:g.Dim0+g.N], st[g.Dim0:g.Dim0+g.N], cn[g.Dim0:g.Dim0+g.N],
 			getU16(slot[g.ScaleOff:]), getU16(canon[g.ScaleOff:]))
+		if gv.Verdict == Explained && getU16(slot[g.ScaleOff:]) == getU16(canon[g.ScaleOff:]) &&
+			equalCodes(st[g.Dim0:g.Dim0+g.N], cn[g.Dim0:g.Dim0+g.N]) {
+			// The canonical quantization itself, where float32 and exact arithmetic straddle a
+			// tie: Identical by definition; the differences from exact stay listed.
+			gv.Verdict = Identical
+		}
 		res.Groups = append(res.Groups, gv)
 		res.Verdict = max(res.Verdict, gv.Verdict)
 	}
@@ -266,8 +272,24 @@ func judgeGroup(g Group, x []float32, stored, canon []uint8, sStored, sCanon uin
 	if dn := den.hi + den.lo; dn > 0 {
 		sstar = 64 * ssx / dn
 	}
-	if math.IsInf(ssx, 1) && sStored == 0x7c00 {
-		sstar = math.Inf(1)
+	if math.IsInf(ssx, 1) {
+		// ss overflow: float32 arithmetic gives 64·inf/dot = +inf, or NaN when dot overflowed
+		// too (inf/inf), and +0 when dot ≤ 0. Inf and NaN both decode to non-finite values, the
+		// hazard already reported; accept exactly these.
+		if den.hi+den.lo <= 0 {
+			if sStored != 0 {
+				refuse(Difference{Dim: -1, Stored: int(sStored), Exact: 0, Margin: math.Inf(1), Note: "float32 Σx² overflows and Σx·L ≤ 0: scale must be +0"})
+			}
+			return gv
+		}
+		if sStored == 0x7c00 || (sStored&0x7c00 == 0x7c00 && sStored&0x03ff != 0) {
+			if sStored != sCanon {
+				accept(Difference{Rule: "ss-overflow", Dim: -1, Stored: int(sStored), Exact: int(sCanon), Note: "float32 Σx² overflows: +inf or NaN"})
+			}
+		} else {
+			refuse(Difference{Dim: -1, Stored: int(sStored), Exact: 0x7c00, Margin: math.Inf(1), Note: "float32 Σx² overflows: scale must be +inf or NaN"})
+		}
+		return gv
 	}
 	want := f64ToF16(sstar)
 	if sStored != want {

@@ -176,6 +176,12 @@ func groupDot(x []float32, codes []uint8, bits int) float32 {
 // scaleFrom is step 6: 64·(ss/dot) in float32 if dot > 0, else +0.
 func scaleFrom(ss, dot float32) float32 {
 	if dot > 0 {
+		if math.IsInf(float64(ss), 1) {
+			// Σx² overflowed float32 (finite bf16 input above about 1e18): the reference's
+			// inf/dot is +inf, or NaN when dot overflowed too. The oracle writes +inf, the
+			// scale-overflow hazard, either way (docs/oracle.md, "ss overflow").
+			return float32(math.Inf(1))
+		}
 		return float32(ss/dot) * LUTOne
 	}
 	return 0

@@ -1,0 +1,106 @@
+// Package fuzz generates Octave KV cases and checks properties of the oracle on them, as rapid
+// tests and as `go test -fuzz` targets; a failing case becomes a reproducer file that replays with
+// one command. (DESIGN.md: generators → case → oracle → compare; every failure goes to the
+// corpus with a one-line reproduction.)
+//
+// # Generators
+//
+// Every generator is a [pgregory.net/rapid] generator, so it composes with rapid's own
+// (rapid.Custom, rapid.Map, Generator.Filter) and shrinks: a failure is reported on the smallest
+// case rapid finds. Small choices (sizes, kinds, lengths, the maps and the block table) are rapid
+// draws; bulk content (the 256 values of a vector, every slot of a cache) is a recipe — a kind,
+// a few parameters and a seed — that Build expands deterministically with a PCG stream. So a case
+// stays cheap to draw, shrinks towards simple recipes, and serializes to a few hundred bytes.
+//
+// Values ([Values], [Vectors], [ValueSpecs]; [ValueSpec.Build]) are head-size float32 vectors
+// exactly representable in the chosen [Dtype] (fp16 or bf16), by kind: gaussian, outliers,
+// rope-heavy (dims 0..63 large), tiny, fp16-subnormal, huge (group RMS around the fp16 scale
+// overflow of FORMAT.md §10, 4.7e4–5.8e4, and beyond), zero, constant, spike, hadamard-row
+// (Unrotate of a one-hot vector: all energy in one rotated coordinate, for the signs and block the
+// vector will be rotated with — pass them in [VecContext]), head-scale (a scale per head from
+// 2^-16..2^15) and extremes (the dtype's max finite, min normal and min subnormal values).
+// Non-finite values (NaN, ±inf) come only from [NonFiniteValues]: their expectation differs (a
+// group holding one must decode to zero, FORMAT.md §10 rule 4), so they are never mixed into
+// [Values].
+//
+// Signs ([SignSpecs], [SignPairs]) are the default pattern, none or every dim negated, or random
+// words; K and V independently. Lengths ([Lengths], [QueryLens], [Splits]) reach
+// [KlenBoundaries] (0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129), block-size multiples ±1, the
+// ends of their range (sequences up to 2^17), decode, MTP runs and 128-token chunks, split counts
+// 1..1024 with one token per split and more splits than tokens; most draws stay small so cases
+// are cheap. [GQAGroups], [SMScales] and [BlockSizes] draw the rest of a call's parameters.
+//
+// Batches ([Batches], [BatchOptions]) are valid request metadata; [BuilderMaps] turns one into
+// the query maps of KERNELS.md §4 (oracle.BuildQueryMaps) and [WildMaps] into maps no builder
+// produces (interleaved requests, non-monotone or out-of-range klen, padding in the middle,
+// negative and out-of-range requests). [BlockTables] shuffle physical blocks, share leading
+// blocks between requests (prefix caching), put invalid ids inside a request's blocks and
+// garbage past its last one. [CacheShapes] give both layouts (LBHNC, LBNHC) with padded strides;
+// [BuildCache] fills a cache: quantized values in live slots (random pad bytes, as the store
+// leaves them), stale garbage ([Garbage]) elsewhere, random bytes between slots.
+// [SlotMappings] draws a store's slot_mapping.
+//
+// [DecodeSpecs] combines all of these into whole decode calls ([DecodeSpec], JSON, rebuilt by
+// [DecodeSpec.Build] into an oracle.DecodeInput; [Digest] fingerprints the result), and
+// [Geometries] draws split geometries (portable, WMMA, random). GPU targets draw a DecodeSpec,
+// build it once, run every tier on it and compare with the oracle.
+//
+// A property is an ordinary rapid property:
+//
+//	func TestMine(t *testing.T) {
+//		rapid.Check(t, func(t *rapid.T) {
+//			s := fuzz.DecodeSpecs(fuzz.DecodeOptions{}).Draw(t, "call")
+//			in, err := s.Build()
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			// … run something on in and compare with oracle.ExactDecode(in) …
+//		})
+//	}
+//
+// # Properties and targets
+//
+// [Properties] lists the oracle-only properties, each written once as a func(*rapid.T) and
+// exposed as TestX (rapid.Check) and FuzzX (rapid.MakeFuzz: the fuzzer's bytes become rapid's
+// choices):
+//
+//   - [PropSlotRoundTrip] (TestSlotRoundTrip, FuzzSlotRoundTrip): quantize → slot bytes →
+//     dequantize equals LUT·scale/64 of the codes, read from the bytes by an independent reading
+//     of FORMAT.md §5; the rotation matches FORMAT.md §3 bit for bit; re-quantizing is stable;
+//     oracle.AcceptSlot says Identical.
+//   - [PropSlotAcceptance] (TestSlotAcceptance, FuzzSlotAcceptance): single bit flips of code
+//     and scale bytes are Unexplained unless an independent, exact reading of FORMAT.md §10
+//     re-derives a tie; pad bytes are ignored; non-finite groups decode to zero.
+//   - [PropQueryMaps] (TestQueryMaps, FuzzQueryMaps): oracle.BuildQueryMaps against a brute-force
+//     reading of KERNELS.md §4, on valid and invalid inputs.
+//   - [PropMergePartials] (TestMergePartials, FuzzMergePartials): oracle.DecodePartials over any
+//     geometry, merged by oracle.MergePartials, equals oracle.ExactDecode within a float64 bound
+//     derived in prop_merge.go and stated in every failure.
+//
+// Run them with
+//
+//	go test ./fuzz                                    # 100 cases each, a few seconds
+//	go test ./fuzz -run TestMergePartials -rapid.checks=5000
+//	go test ./fuzz -run '^$' -fuzz '^FuzzQueryMaps$' -fuzztime 1m -parallel 1
+//	make fuzz FUZZTIME=30s                            # every Fuzz target in turn (mk/fuzz.mk)
+//
+// The boundary tests (boundaries_test.go) draw thousands of values from every generator and fail
+// if one stops reaching a boundary it promises.
+//
+// # Reproducers
+//
+// When a property fails, rapid writes its own failure file (testdata/rapid/…, replayed by the next
+// go test), and the property writes a [Reproducer] to corpus/regressions/<op>/<property>-<hash>.json
+// (or to $OCTANT_REGRESSIONS; "off" writes none): the op, the property, the case in JSON — concrete
+// inputs where small (slot values as dtype bits, query-map arrays), recipes and seeds with a
+// [Digest] where not (a merge case's cache and query) — and the verdict with the failure message.
+// While rapid shrinks, each smaller failure replaces the previous file, so the smallest remains.
+// The failure message ends with the command that replays the file from the repository root:
+//
+//	go run ./cmd/octant replay corpus/regressions/merge/merge-partials-3f2a….json
+//
+// [Replay] rebuilds the case and re-runs the property against the oracle: nil when it holds (the
+// bug is fixed; example files pass), else the failure. A merge reproducer whose digest no longer
+// matches what the generators build is refused rather than silently testing something else.
+// TestReplayRegressions replays every file under corpus/regressions on every go test.
+package fuzz

@@ -1,0 +1,119 @@
+package fuzz
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/octant-kv/octant/oracle"
+)
+
+// Dtype is an activation dtype of the kernels' inputs: every value a generator returns is exactly
+// representable in it.
+type Dtype string
+
+// The two activation dtypes of KERNELS.md §1.
+const (
+	F16  Dtype = "fp16"
+	BF16 Dtype = "bf16"
+)
+
+// Dtypes lists the activation dtypes, fp16 first (what a shrunk case uses).
+var Dtypes = []Dtype{F16, BF16}
+
+// Valid reports whether t is fp16 or bf16.
+func (t Dtype) Valid() bool { return t == F16 || t == BF16 }
+
+// Oracle is the oracle's name for t.
+func (t Dtype) Oracle() oracle.Dtype {
+	if t == BF16 {
+		return oracle.DtypeBF16
+	}
+	return oracle.DtypeF16
+}
+
+// Bits rounds x to t (to nearest even, overflowing to ±inf) and returns the raw 16 bits.
+func (t Dtype) Bits(x float32) uint16 {
+	if t == BF16 {
+		return oracle.F32ToBF16(x)
+	}
+	return oracle.F32ToF16(x)
+}
+
+// FromBits converts raw 16 bits of t to float32 (exact).
+func (t Dtype) FromBits(h uint16) float32 {
+	if t == BF16 {
+		return oracle.BF16ToF32(h)
+	}
+	return oracle.F16ToF32(h)
+}
+
+// Round rounds x to the nearest value of t (ties to even; beyond the largest finite value it
+// overflows to ±inf, NaN stays NaN).
+func (t Dtype) Round(x float32) float32 {
+	if t == BF16 {
+		return oracle.BF16ToF32(oracle.F32ToBF16(x))
+	}
+	// fp16 fast paths, equal to F16ToF32(F32ToF16(x)) (TestRoundFastPath): normal results by
+	// rounding the float32 mantissa to 10 bits, subnormal ones to a multiple of 2^-24.
+	a := math.Abs(float64(x))
+	switch {
+	case a >= 0x1p-14 && a < 65504:
+		b := math.Float32bits(x)
+		b += 0xfff + (b>>13)&1
+		return math.Float32frombits(b &^ 0x1fff)
+	case a < 0x1p-14:
+		return float32(math.RoundToEven(float64(x)*0x1p24) * 0x1p-24)
+	}
+	return t.FromBits(t.Bits(x))
+}
+
+// RoundSat is Round with saturation: finite x never becomes infinite, it stops at ±MaxFinite.
+func (t Dtype) RoundSat(x float32) float32 {
+	m := t.MaxFinite()
+	switch {
+	case x > m:
+		x = m
+	case x < -m:
+		x = -m
+	}
+	return t.Round(x)
+}
+
+// MaxFinite, MinNormal and MinSubnormal are the dtype's extremes: 65504, 2^-14, 2^-24 for fp16;
+// about 3.39e38, 2^-126, 2^-133 for bf16.
+func (t Dtype) MaxFinite() float32 {
+	if t == BF16 {
+		return oracle.BF16ToF32(0x7f7f)
+	}
+	return 65504
+}
+
+// MinNormal is the smallest positive normal value of t.
+func (t Dtype) MinNormal() float32 {
+	if t == BF16 {
+		return float32(math.Ldexp(1, -126))
+	}
+	return float32(math.Ldexp(1, -14))
+}
+
+// MinSubnormal is the smallest positive subnormal value of t.
+func (t Dtype) MinSubnormal() float32 {
+	if t == BF16 {
+		return float32(math.Ldexp(1, -133))
+	}
+	return float32(math.Ldexp(1, -24))
+}
+
+// Representable reports whether every value of x is exactly a value of t (NaN counts as
+// representable).
+func (t Dtype) Representable(x []float32) error {
+	for i, v := range x {
+		if v != v {
+			continue
+		}
+		if r := t.Round(v); math.Float32bits(r) != math.Float32bits(v) {
+			return fmt.Errorf("value %d = %g is not a %s value (nearest %g)", i, v, t, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package fuzz
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReplayRegressions replays every reproducer under corpus/regressions (a file stays red until
+// what it found is fixed).
+func TestReplayRegressions(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "corpus", "regressions")
+	n := 0
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		n++
+		rel, _ := filepath.Rel(root, path)
+		t.Run(rel, func(t *testing.T) {
+			if err := Replay(path); err != nil {
+				t.Errorf("%v\nreplay: %s %s", err, ReplayCommand, rel)
+			}
+		})
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	t.Logf("%d reproducers replayed from %s", n, dir)
+}
+
+// TestReproducerRoundTrip: a failure writes dir/<op>/<property>-<hash>.json (replacing the file
+// the same property wrote before in this process, as rapid shrinks), the message ends with the
+// replay command, and Replay rebuilds each property's case.
+func TestReproducerRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(RegressionsEnv, dir)
+	for seed := 0; seed < 8; seed++ {
+		// One case of every property, each written as if it had failed, then replayed.
+		for _, p := range Properties() {
+			var c any
+			switch p.Name {
+			case PropNameSlotRoundTrip:
+				c = SlotCases(SlotCaseOptions{}).Example(seed)
+			case PropNameSlotAcceptance:
+				c = SlotCases(SlotCaseOptions{Flips: 3}).Example(seed)
+			case PropNameQueryMaps:
+				c = QueryMapCases().Example(seed)
+			case PropNameMerge:
+				m := MergeCases().Example(seed)
+				in, err := m.Decode.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.Digest = Digest(in)
+				c = m
+			}
+			path, err := recordFailure(p.Name, c, errors.New("synthetic failure"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(dir, p.Op); filepath.Dir(path) != want {
+				t.Fatalf("reproducer written to %s, expected under %s", path, want)
+			}
+			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil)
+			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+ReplayCommand+" ") {
+				t.Fatalf("failure message does not end with the replay command: %q", msg)
+			}
+			r, err := ReadReproducer(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict.Status != "fail" || r.Verdict.Message != "synthetic failure" || r.Op != p.Op || r.Target != TargetOracle {
+				t.Fatalf("reproducer fields: %+v", r)
+			}
+			if err := Replay(path); err != nil {
+				t.Fatalf("replaying a passing case: %v", err)
+			}
+		}
+	}
+	// Only the last reproducer of each property survives.
+	for _, p := range Properties() {
+		files, _ := filepath.Glob(filepath.Join(dir, p.Op, p.Name+"-*.json"))
+		if len(files) != 1 {
+			t.Errorf("%s: %d reproducer files left, expected only the last one: %v", p.Name, len(files), files)
+		}
+	}
+}
+
+// TestReplayRefuses: a reproducer that no longer rebuilds the same call, names an unknown property
+// or target, or misspells a field is refused with an error saying so.
+func TestReplayRefuses(t *testing.T) {
+	dir := t.TempDir()
+	m := MergeCases().Example(3)
+	m.Digest = strings.Repeat("0", 64)
+	write := func(name string, r *Reproducer) string {
+		b, err := r.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r, err := NewReproducer(PropNameMerge, m, "fail", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := NewReproducer(PropNameQueryMaps, &QueryMapCase{QSL: []int32{0, 1}, SeqLens: []int32{5}, NumTokens: 2}, "fail", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := *q
+	unknown.Property = "no-such-property"
+	target := *q
+	target.Target = "gfx1100/portable"
+	typo := *q
+	typo.Case = json.RawMessage(`{"qsl":[0,1],"seq_len":[5],"num_tokens":2}`)
+	for _, c := range []struct {
+		name, want string
+		r          *Reproducer
+	}{
+		{"drift.json", "generators changed", r},
+		{"unknown.json", "unknown property", &unknown},
+		{"target.json", "oracle only", &target},
+		{"typo.json", "unknown field", &typo},
+	} {
+		err := Replay(write(c.name, c.r))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Replay gave %v, expected an error mentioning %q", c.name, err, c.want)
+		}
+	}
+	if err := Replay(write("ok.json", q)); err != nil {
+		t.Errorf("a valid query-map case: %v", err)
+	}
+}

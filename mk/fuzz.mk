@@ -1,0 +1,29 @@
+# Fuzzing of the oracle properties in ./fuzz, included by the top-level Makefile.
+#
+#   make fuzz                  every Fuzz target of ./fuzz in turn, FUZZTIME each (default 30s)
+#   make fuzz FUZZTIME=5m      longer
+#   make fuzz FUZZ_TARGETS=FuzzMergePartials
+#
+# Each target is one rapid property driven by the Go fuzzer (rapid.MakeFuzz). A failure leaves the
+# fuzzer's input under fuzz/testdata/fuzz/<Target>/ and a reproducer under
+# corpus/regressions/<op>/; the failure message ends with `go run ./cmd/octant replay <file>`.
+
+FUZZ_PREV_GOAL := $(.DEFAULT_GOAL)
+
+GO           ?= go
+FUZZTIME     ?= 30s
+FUZZ_PKG     ?= ./fuzz
+FUZZ_TARGETS ?= $(shell $(GO) test -list '^Fuzz' $(FUZZ_PKG) | grep '^Fuzz')
+
+.PHONY: fuzz fuzz-list
+fuzz:
+	@test -n "$(strip $(FUZZ_TARGETS))" || { echo "fuzz: no Fuzz targets found in $(FUZZ_PKG)" >&2; exit 2; }
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
+	done
+
+fuzz-list:
+	@echo $(FUZZ_TARGETS)
+
+.DEFAULT_GOAL := $(FUZZ_PREV_GOAL)
