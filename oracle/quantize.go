@@ -37,14 +37,19 @@ func Code(y float32, bits int) uint8 {
 const codeHalfRange = 240
 
 func codeIndex(y float32) int {
-	v := 2 * float64(y) // exact
+	v := 2 * y // exact (or ±inf, clamped below)
 	// Clamping to ±239 keeps every code (|2t| ≤ 221 for every threshold t).
 	if v > 239 {
 		v = 239
 	} else if v < -239 {
 		v = -239
 	}
-	return int(math.Ceil(v)) - 1 + codeHalfRange
+	// ⌈v⌉ without branches: t = trunc(v); the fraction d = v − t is exact, and ⌈v⌉ = t + 1 exactly
+	// when d > 0, which is the sign bit of 0 − d (+0 for d = ±0, so whole numbers stay put).
+	t := int32(v)
+	d := v - float32(t)
+	t += int32(math.Float32bits(0-d) >> 31)
+	return int(t) - 1 + codeHalfRange
 }
 
 var codeTab3, codeTab4 = codeTable(3), codeTable(4)
