@@ -23,14 +23,14 @@ lib=$PWD/build/liboctave_cuda.so
 sha256sum "$lib" | tee -a "$log"
 
 step "kernel grid (full) against the oracle"
-OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.timeout=9m ${GRID_ARGS:-} 2>&1 | tee "$out/grid.log" | tail -40 | tee -a "$log"
+OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.timeout=${GRID_TIMEOUT:-9m} ${GRID_ARGS:-} 2>&1 | tee "$out/grid.log" | tail -40 | tee -a "$log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 if ! skip sanitize; then
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool (short grid)"
     compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-      env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.timeout=8m ${SAN_ARGS:-} 2>&1 \
+      env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.timeout=${SAN_TIMEOUT:-8m} ${SAN_ARGS:-} 2>&1 \
       | tee "$out/sanitize-$tool.log" | tail -15 | tee -a "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
   done
@@ -46,8 +46,11 @@ if ! skip sdpa; then
 fi
 if ! skip oracle; then
   step "oracle benchmarks on one host core"
-  taskset -c 3 ./bin/oracle.test -test.run '^$' -test.bench 'QuantizeSlot|DequantizeSlot|ExactDecode32k' \
-    -test.benchtime 2s -test.cpu 1 2>&1 | tee -a "$log"
+  for b in ./bin/oracle*.test; do
+    echo "-- $b" | tee -a "$log"
+    taskset -c 3 "$b" -test.run '^$' -test.bench 'QuantizeSlot|DequantizeSlot|ExactDecode32k' \
+      -test.benchtime 2s -test.cpu 1 2>&1 | tee -a "$log"
+  done
 fi
 step "done, status $status"
 exit $status
