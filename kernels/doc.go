@@ -16,5 +16,6 @@
 //   - [Device.Alloc] returns buffers surrounded by canary bytes; [Buffer.CheckCanaries] reports
 //     any byte written outside the buffer.
 //
-// Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the tests).
+// Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the package's own
+// tests, device in the kernels_test tests of every op and tier: docs/kernels.md, "The kernel tests").
 package kernels

@@ -123,8 +123,9 @@ kernels-clean:
 	rm -rf $(KBUILD)/hip $(KBUILD)/isa $(KBUILD)/emu $(KBUILD)/liboctave_hip.so $(KBUILD)/liboctave_emu.so $(KBUILD)/liboctave_cuda.so
 
 # Runs every kernel through the C ABI on the CPU emulator and checks it against the worked example,
-# the upstream golden vectors and the oracle (csrc/emu/harness; needs cgo and a C compiler).
+# the upstream golden vectors and the oracle: the Go kernel tests (kernels/*_test.go, -short grids;
+# no cgo needed). The same as the top-level `make emu-test`.
 emu-check: $(KBUILD)/liboctave_emu.so
-	CGO_ENABLED=1 $(or $(GO),go) run -tags emuharness ./csrc/emu/harness
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) CGO_ENABLED=0 $(or $(GO),go) test -short -count=1 ./kernels/
 
 .DEFAULT_GOAL := $(KERNELS_PREV_GOAL)

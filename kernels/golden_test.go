@@ -1,0 +1,132 @@
+package kernels_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/octant-kv/octant/corpus/golden"
+	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/oracle"
+)
+
+// goldenDir returns the directory of the upstream golden vectors (corpus/golden/upstream,
+// unchanged copies of shared/golden): $OCTANT_GOLDEN, or found from the working directory (the
+// package directory under go test; the repository root or kernels/ for a copied test binary).
+func goldenDir(t *testing.T) string {
+	t.Helper()
+	cands := []string{"../corpus/golden/upstream", "corpus/golden/upstream"}
+	if d := os.Getenv("OCTANT_GOLDEN"); d != "" {
+		cands = []string{d}
+	}
+	for _, d := range cands {
+		if _, err := os.Stat(filepath.Join(d, "attention.json.gz")); err == nil {
+			return d
+		}
+	}
+	t.Fatalf("upstream golden vectors not found in %v: run from the repository or kernels/, or set OCTANT_GOLDEN to corpus/golden/upstream", cands)
+	return ""
+}
+
+// TestStoreGolden stores the K and V of every upstream golden slot (fp16 and bf16 inputs, in
+// reverse slot order, into a cache of random bytes) and judges every slot under FORMAT.md §10; it
+// logs how many equal upstream's bytes exactly (the rest differ from upstream only by
+// summation-order ties, which the oracle's canonical order resolves the other way).
+func TestStoreGolden(t *testing.T) {
+	dev := device(t)
+	for _, id := range oracle.AllFormats {
+		sf, err := golden.LoadSlots(fmt.Sprintf("%s/slots-%s.json.gz", goldenDir(t), id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		signs, err := oracle.SignsFromInt32(sf.SignBitsI32, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range []kernels.Dtype{kernels.F16, kernels.BF16} {
+			want := map[kernels.Dtype]string{kernels.F16: "float16", kernels.BF16: "bfloat16"}[dt]
+			var cases []golden.SlotCase
+			for _, gc := range sf.Cases {
+				if gc.InputDtype == want {
+					cases = append(cases, gc)
+				}
+			}
+			if len(cases) == 0 {
+				continue
+			}
+			path := fmt.Sprintf("%s/%s", fmtName(id), dtName(dt))
+			t.Run(path, func(t *testing.T) {
+				c := &storeCase{f: kernelFormat(t, id), dt: dt, hkv: 1, bs: 16, T: len(cases), ks: signs, vs: signs}
+				c.nb = (len(cases) + c.bs - 1) / c.bs
+				for i, gc := range cases {
+					k, v, err := gc.Inputs()
+					if err != nil {
+						t.Fatal(err)
+					}
+					c.key, c.val = append(c.key, gc.K.U16()...), append(c.val, gc.V.U16()...)
+					c.kf, c.vf = append(c.kf, k...), append(c.vf, v...)
+					c.slots = append(c.slots, int64(len(cases)-1-i))
+				}
+				c.cache = randBytes(rand.New(rand.NewPCG(caseSeed("store-golden/"+path), 4)), oracle.CacheBytes(c.f, c.nb, 1, c.bs))
+				r := c.run(t, dev, "golden slots")
+				view := newCache(t, c.f, r.after, c.nb, 1, c.bs, false)
+				data := c.f.OffScales() + 2*c.f.NumScales()
+				upstream := 0
+				for i, gc := range cases {
+					s := int(c.slots[i])
+					if bytes.Equal(view.Slot(s/c.bs, 0, s%c.bs)[:data], gc.Slot[:data]) {
+						upstream++
+					}
+				}
+				t.Logf("%d golden slots: %d identical to the oracle, %d explained; %d byte-identical to upstream", len(cases), r.identical, r.explained, upstream)
+			})
+		}
+	}
+}
+
+// TestDecodeGolden runs decode on every upstream golden attention case (corpus/golden/upstream:
+// the reference's caches, fp16 queries and float32 outputs) with 1 and 5 splits and query groups 1
+// and 4, on every decode tier: the output must be within ContractRelL2 of the reference's float32
+// output (upstream's own test) and pass the grid's checks (declared profile bound, exact attention,
+// padding rows exactly zero, canaries, inputs unchanged).
+func TestDecodeGolden(t *testing.T) {
+	dev := device(t)
+	af, err := golden.LoadAttention(goldenDir(t)+"/attention.json.gz", oracle.SlotBytesFor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gc := range af.Cases {
+		in, err := af.DecodeInput(gc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := oracle.ExactDecode(in)
+		must(t, err, "oracle.ExactDecode")
+		ref := make([]float64, len(exact))
+		for i, b := range gc.OutF32.U32() {
+			ref[i] = float64(oracle.F32FromBits(b))
+		}
+		for _, ns := range []int{1, 5} {
+			for _, qg := range []int{1, 4} {
+				path := fmt.Sprintf("%s/splits%d/qg%d", gc.Name, ns, qg)
+				t.Run(path, func(t *testing.T) {
+					c := &decodeCase{path: path, f: in.Cache.F, dt: kernels.F16, g: in.Group(), hkv: in.Cache.NumKVHeads, bs: in.Cache.BlockSize,
+						splits: ns, qg: qg, scale: float32(in.SMScale)}
+					s := &decodeSetup{c: c, ks: in.KSigns, vs: in.VSigns, hq: in.NumQHeads, nq: in.NumQ(), nreqs: in.NumReqs, maxBlocks: in.MaxBlocks,
+						nb: in.Cache.NumBlocks, bt: in.BlockTable, qToReq: in.QToReq, qToKlen: in.QToKlen, query: gc.QueryF16.U16(), in: in, cache: in.Cache.Data}
+					o := &oracleResults{exact: exact, profiles: map[oracle.Profile]*oracle.ProfileResult{}}
+					forEachTier(t, kernels.OpDecode, func(t *testing.T, tier kernels.TierDesc) {
+						r := s.decodeOn(t, dev, tier, "decode of a golden case")
+						s.check(t, tier, o, r, "decode of a golden case")
+						if rel := oracle.RelL2(r.got, ref); !(rel < oracle.ContractRelL2) {
+							failf(t, "golden case %s: relative L2 distance from the upstream reference's output %.4g, expected < %g", gc.Name, rel, oracle.ContractRelL2)
+						}
+					})
+				})
+			}
+		}
+	}
+}
