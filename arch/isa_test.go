@@ -11,7 +11,7 @@ build/isa/gfx942/decode.o:	file format elf64-amdgpu
 
 Disassembly of section .text:
 
-0000000000001600 <octave_decode_dot4_kernel>:
+0000000000001600 <octave_decode_dot4_k3v4_q6_kernel>:
 	s_load_dwordx2 s[0:1], s[4:5], 0x0                         // 000000001600: C0060002 00000000
 	v_dot4c_i32_i8_e32 v6, v4, v5                              // 000000001684: 720C0B04
 	v_perm_b32 v6, s0, v7, v6                                  // 00000000168C: D1ED0006 041A0E00
@@ -27,7 +27,7 @@ func TestParseObjdump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := d["octave_decode_dot4_kernel"]["v_dot4c_i32_i8"]; got != 1 {
+	if got := d["octave_decode_dot4_k3v4_q6_kernel"]["v_dot4c_i32_i8"]; got != 1 {
 		t.Errorf("v_dot4c_i32_i8 (from _e32) counted %d times, expected 1", got)
 	}
 	if got := d["octave_store_kernel"]["v_perm_b32"]; got != 1 {

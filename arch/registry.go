@@ -69,11 +69,23 @@ const (
 const (
 	KernelStore     = "octave_store_kernel"
 	KernelRotate    = "octave_rotate_kernel"
-	KernelDecode    = "octave_decode_dot4_kernel"
+	KernelDecode    = "octave_decode_dot4_k3v4_q6_kernel" // the variant the k3v4, G = 6 shapes run
 	KernelReduce    = "octave_reduce_kernel"
 	KernelPrefill   = "octave_prefill_fp32_kernel"
 	KernelQueryMaps = "octave_query_maps_kernel"
 )
+
+// KernelDecodeVariants are the symbols of the portable decode kernel, one per format and bound on
+// the queries a wave holds (csrc/decode.hip); every one must show the decode pieces.
+func KernelDecodeVariants() []string {
+	var v []string
+	for _, f := range []string{"k3v4", "k3v3", "k3v3c"} {
+		for _, q := range []string{"q4", "q6", "q8"} {
+			v = append(v, "octave_decode_dot4_"+f+"_"+q+"_kernel")
+		}
+	}
+	return v
+}
 
 // Piece names.
 const (
@@ -91,14 +103,18 @@ func portable() Tier {
 // bytes (dot4 + byte permute); store looks up the codebook for its dot (byte permute); prefill
 // decodes the packed prefix (byte permute). Reduce, rotate and query maps must only exist.
 func portableNeeds() []KernelNeeds {
-	return []KernelNeeds{
+	needs := []KernelNeeds{
 		{KernelStore, []string{PieceCodebook}},
 		{KernelRotate, nil},
-		{KernelDecode, []string{PieceDot4, PieceCodebook}},
-		{KernelReduce, nil},
-		{KernelPrefill, []string{PieceCodebook}},
-		{KernelQueryMaps, nil},
 	}
+	for _, k := range KernelDecodeVariants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceDot4, PieceCodebook}})
+	}
+	return append(needs,
+		KernelNeeds{KernelReduce, nil},
+		KernelNeeds{KernelPrefill, []string{PieceCodebook}},
+		KernelNeeds{KernelQueryMaps, nil},
+	)
 }
 
 var amdFlags = []string{"-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",

@@ -48,6 +48,52 @@ OCT_DEV uint32_t oct_lut4(uint32_t codes) {  // 4 codes (bytes 0..15) -> 4 int8 
   uint32_t m = ((codes >> 3) & 0x01010101u) * 0xFFu;  // 0xFF where code >= 8
   return (low & ~m) | (high & m);
 }
+// ---- codebook lookups with nibble selectors (decode) -------------------------------------------
+// These decode codes in a permuted dimension order that needs no repacking of the code bits: one
+// byte permute per 4 codes on NVIDIA (PRMT takes one selector nibble per result byte). A consumer
+// permutes the other operand the same way (decode: the int8 query) or writes results back to the
+// right dims; the integer dots and the per-dim values are unchanged.
+//
+// 4-bit word x (stream dims 8j..8j+7; nibble k of x is dim [0,4,1,5,2,6,3,7][k]): w0 = codebook
+// bytes of dims [0,4,1,5], w1 = of dims [2,6,3,7] (+8j). t0..t3: the 16-entry table as 4 words.
+OCT_DEV void oct_cb4n(uint32_t x, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3, uint32_t& w0,
+                      uint32_t& w1) {
+  const uint32_t s = x & 0x77777777u;                         // entry within a half table
+  const uint32_t m = ((x >> 1) & 0x44444444u) | 0x32103210u;  // byte i of the low or the high half
+  w0 = oct_perm8n(oct_perm8n(t0, t1, s), oct_perm8n(t2, t3, s), m);
+  w1 = oct_perm8n(oct_perm8n(t0, t1, s >> 16), oct_perm8n(t2, t3, s >> 16), m >> 16);
+}
+// 3-bit codes of a 16-dim group as a selector word: wl = its 2-bit plane word, wh = the 1-bit plane
+// word shifted so that bit 8b + i holds dim 4i + b of the group (b, i in 0..3; FORMAT.md §5).
+// Nibble 2b = code of dim b, nibble 2b + 1 = code of dim 8 + b ("A"); with wl >> 2 and wh >> 1 the
+// same gives dims 4 + b and 12 + b ("B"). The multiply by 20 places hi bits 8b and 8b+2 at 8b+2 and
+// 8b+6 (the carry it can make lands in bit 5 of a byte, which the select drops).
+OCT_DEV uint32_t oct_sel3n(uint32_t wl, uint32_t wh) {
+  const uint32_t h = (wh & 0x05050505u) * 20u;
+  return (wl & 0x33333333u) | (h & 0x44444444u);
+}
+// Codebook words of a 16-dim group of a 3-bit stream, dims [0,8,1,9], [2,10,3,11], [4,12,5,13],
+// [6,14,7,15] of the group (wl, wh as for oct_sel3n). tlo, thi: the 8-entry table.
+OCT_DEV void oct_cb3n(uint32_t wl, uint32_t wh, uint32_t tlo, uint32_t thi, uint32_t w[4]) {
+  const uint32_t a = oct_sel3n(wl, wh), b = oct_sel3n(wl >> 2, wh >> 1);
+  w[0] = oct_perm8n(tlo, thi, a), w[1] = oct_perm8n(tlo, thi, a >> 16);
+  w[2] = oct_perm8n(tlo, thi, b), w[3] = oct_perm8n(tlo, thi, b >> 16);
+}
+// Codebook tables as words: signed (K) and biased by +128 (V, for oct_b128_f32).
+enum : uint32_t {
+  OCT_CB3_LO = 0xF2D3B181u, OCT_CB3_HI = 0x7F4F2D0Eu,
+  OCT_CB4_0 = 0xC6B6A182u, OCT_CB4_1 = 0xFAEEE2D5u, OCT_CB4_2 = 0x2B1E1206u, OCT_CB4_3 = 0x7E5F4A3Au,
+  OCT_CB3B_LO = 0x72533101u, OCT_CB3B_HI = 0xFFCFAD8Eu,
+  OCT_CB4B_0 = 0x46362102u, OCT_CB4B_1 = 0x7A6E6255u, OCT_CB4B_2 = 0xAB9E9286u, OCT_CB4B_3 = 0xFEDFCABAu,
+};
+
+// Biased byte i (0..3) of u as the float 2^23 + 256·(c + 128), c the codebook value: byte permute
+// with the exponent of 2^23 (one instruction). fma(f, x/256, -32896·x) = c·x exactly for any x that
+// is an fp16 value / 64 (c·x has at most 18 significant bits, 32896·x at most 20; one rounding of
+// an exact result). See decode.hip.
+OCT_DEV float oct_b128_f32(uint32_t u, int i) {
+  return oct_u2f(oct_perm8(u, 0x4B000000u, 0x07040004u | ((uint32_t)i << 8)));
+}
 OCT_DEV uint32_t oct_lut(int bits, uint32_t codes) {
   return bits == 4 ? oct_lut4(codes) : oct_lut3(codes);
 }

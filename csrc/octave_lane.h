@@ -9,6 +9,9 @@
 struct alignas(16) OctU4 {
   uint32_t x, y, z, w;
 };
+struct alignas(8) OctU2 {
+  uint32_t x, y;
+};
 
 // ---- activations: 8 consecutive fp16/bf16 elements <-> float ------------------------------------
 OCT_DEV float oct_h2f(uint16_t h, int dtype) {

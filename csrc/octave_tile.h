@@ -1,7 +1,7 @@
 // A tile of up to 32 cached tokens decoded into shared memory: int8 codebook bytes of K and V for
-// all 256 dims, the four K block scales and V scale / 64 as float32 (exact). Shared by the decode
-// and prefill kernels. A token whose physical block id is outside [0, num_blocks) is marked not
-// ok and its bytes are zeros; the cache is never read for it.
+// all 256 dims, the four K block scales and V scale / 64 as float32 (exact). Used by the prefill
+// kernel (decode stages raw slots per wave instead: decode.hip). A token whose physical block id is
+// outside [0, num_blocks) is marked not ok and its bytes are zeros; the cache is never read for it.
 #pragma once
 
 #include "octave_format.h"

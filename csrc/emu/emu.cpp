@@ -191,6 +191,7 @@ hipError_t g_last = hipSuccess;
 int oct_emu_tid() { return g_emu->fibers[g_emu->cur].tid; }
 int oct_emu_bid(int d) { return g_emu->bid[d]; }
 void oct_emu_sync_block() { wait_at(g_emu->block); }
+void oct_emu_sync_wave() { wait_at(g_emu->waves[oct_emu_tid() / 32].bar); }
 
 uint32_t oct_emu_shfl(uint32_t v, int src) {
   int tid = oct_emu_tid();

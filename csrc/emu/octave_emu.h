@@ -14,6 +14,7 @@
 int oct_emu_tid();
 int oct_emu_bid(int dim);
 void oct_emu_sync_block();
+void oct_emu_sync_wave();
 uint32_t oct_emu_shfl(uint32_t v, int src_lane);
 float oct_emu_f16_to_f32(uint16_t h);
 uint16_t oct_emu_f32_to_f16(float f);

@@ -34,14 +34,19 @@
 // ---- qualifiers ---------------------------------------------------------------------------------
 #if defined(__clang__) || defined(__CUDACC__)
 #define OCT_UNROLL _Pragma("unroll")
+#define OCT_NOUNROLL _Pragma("unroll 1")
+#define OCT_UNROLL4 _Pragma("unroll 4")
 #else
 #define OCT_UNROLL _Pragma("GCC unroll 16")
+#define OCT_NOUNROLL _Pragma("GCC unroll 1")
+#define OCT_UNROLL4 _Pragma("GCC unroll 4")
 #endif
 
 #if defined(OCT_EMU)
 #include "octave_emu.h"
 #define OCT_DEV inline
 #define OCT_KERNEL(threads) extern "C"
+#define OCT_KERNEL_OCC(threads, blocks) extern "C"
 #define OCT_SHARED static
 #else
 #if defined(OCT_NV)
@@ -50,6 +55,13 @@
 #define OCT_DEV __device__ inline __attribute__((always_inline))
 #endif
 #define OCT_KERNEL(threads) extern "C" __global__ __launch_bounds__(threads)
+// OCT_KERNEL_OCC: also asks for `blocks` resident workgroups per SM (NVIDIA: the register cap
+// 64K / (threads * blocks)); AMD takes only the thread bound (its second operand means waves per EU).
+#if defined(OCT_NV)
+#define OCT_KERNEL_OCC(threads, blocks) extern "C" __global__ __launch_bounds__(threads, blocks)
+#else
+#define OCT_KERNEL_OCC(threads, blocks) extern "C" __global__ __launch_bounds__(threads)
+#endif
 #define OCT_SHARED __shared__
 #endif
 
@@ -96,6 +108,22 @@ OCT_DEV int oct_bid_x() { return oct_emu_bid(0); }
 OCT_DEV int oct_bid_y() { return oct_emu_bid(1); }
 OCT_DEV int oct_bid_z() { return oct_emu_bid(2); }
 OCT_DEV void oct_sync() { oct_emu_sync_block(); }
+#endif
+
+// Barrier and shared-memory fence for the 32 lanes of the calling logical wave: every lane's
+// shared-memory writes before it are visible to the wave's lanes after it. All 32 lanes must reach
+// it. (wave64 gfx942: the two logical waves of a hardware wave run in lockstep; the fences keep the
+// compiler from moving shared-memory accesses across it.)
+#if defined(OCT_AMD)
+OCT_DEV void oct_sync_wave() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+#elif defined(OCT_NV)
+OCT_DEV void oct_sync_wave() { __syncwarp(0xffffffffu); }
+#else
+OCT_DEV void oct_sync_wave() { oct_emu_sync_wave(); }
 #endif
 
 // Logical lane (0..31) and logical wave of the calling thread.
@@ -187,6 +215,78 @@ OCT_DEV uint32_t oct_perm8(uint32_t lo, uint32_t hi, uint32_t sel) {
   uint64_t tab = ((uint64_t)hi << 32) | lo;
   uint32_t r = 0;
   for (int i = 0; i < 4; i++) r |= (uint32_t)((tab >> (8 * ((sel >> (8 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+}
+#endif
+
+// ---- global -> shared copies --------------------------------------------------------------------
+// oct_copy_g2s<B>(dst, src) copies B = 4 or 8 bytes from global src to shared dst, both B-aligned.
+// NVIDIA (OCT_ASYNC_COPY 1): cp.async, asynchronous; oct_async_commit closes a group of copies and
+// oct_async_wait<N> waits until at most the N most recent groups are pending; the bytes are then
+// visible to the copying lane, and to the other lanes after oct_sync_wave / oct_sync. Elsewhere
+// (OCT_ASYNC_COPY 0) the copy is a plain load and store, done when the call returns, and the group
+// calls do nothing; callers batch loads before stores themselves (see decode.hip).
+#if defined(OCT_NV)
+#define OCT_ASYNC_COPY 1
+OCT_DEV uint32_t oct_smem_u32(const void* p) {  // shared-window address of a shared pointer
+  uint32_t a;
+  asm("{\n\t.reg .u64 t;\n\tcvta.to.shared.u64 t, %1;\n\tcvt.u32.u64 %0, t;\n\t}" : "=r"(a) : "l"(p));
+  return a;
+}
+template <int B>
+OCT_DEV void oct_copy_g2s(void* dst, const void* src) {
+  static_assert(B == 4 || B == 8, "cp.async of 4 or 8 bytes");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(oct_smem_u32(dst)), "l"(src), "n"(B) : "memory");
+}
+// The same to the shared-window address sdst (oct_smem_u32), done only when pred (a predicated
+// instruction, no branch).
+template <int B>
+OCT_DEV void oct_copy_g2s_if(uint32_t sdst, const void* src, bool pred) {
+  static_assert(B == 4 || B == 8, "cp.async of 4 or 8 bytes");
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p cp.async.ca.shared.global [%0], [%1], %3;\n\t}\n" ::"r"(
+          sdst),
+      "l"(src), "r"((int)pred), "n"(B)
+      : "memory");
+}
+OCT_DEV void oct_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+OCT_DEV void oct_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#else
+#define OCT_ASYNC_COPY 0
+template <int B>
+OCT_DEV void oct_copy_g2s(void* dst, const void* src) {
+  static_assert(B == 4 || B == 8, "copy of 4 or 8 bytes");
+  __builtin_memcpy(__builtin_assume_aligned(dst, B), __builtin_assume_aligned(src, B), B);
+}
+
+OCT_DEV void oct_async_commit() {}
+template <int N>
+OCT_DEV void oct_async_wait() {}
+#endif
+
+// oct_perm8n(lo, hi, sel): the same lookup with nibble selectors: byte i of the result is byte
+// (nibble i of sel) of hi:lo, for nibbles 0..3 (bits 0..15 of sel; the upper half is ignored), each
+// in 0..7. NVIDIA: one PRMT. AMD: the nibbles are spread to bytes for v_perm_b32.
+#if defined(OCT_AMD)
+OCT_DEV uint32_t oct_perm8n(uint32_t lo, uint32_t hi, uint32_t sel) {
+  uint32_t t = (sel & 0xFFu) | ((sel & 0xFF00u) << 8);       // bytes n1n0, 0, n3n2, 0
+  t = (t & 0x000F000Fu) | ((t & 0x00F000F0u) << 4);          // bytes n0, n1, n2, n3
+  return __builtin_amdgcn_perm(hi, lo, t);
+}
+#elif defined(OCT_NV)
+OCT_DEV uint32_t oct_perm8n(uint32_t lo, uint32_t hi, uint32_t sel) {
+  // prmt.b32 in its default mode (not __byte_perm, which masks the selector to 3 bits per nibble
+  // with an extra instruction): nibble bit 3 would replicate the sign; callers keep it 0.
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(sel));
+  return r;
+}
+#else
+OCT_DEV uint32_t oct_perm8n(uint32_t lo, uint32_t hi, uint32_t sel) {
+  uint64_t tab = ((uint64_t)hi << 32) | lo;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)((tab >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
   return r;
 }
 #endif

@@ -65,3 +65,4 @@ __device__ __half __float2half_rn(float);
 __device__ __half __ushort_as_half(unsigned short);
 __device__ unsigned short __half_as_ushort(__half);
 __device__ void __syncthreads(void);
+__device__ void __syncwarp(unsigned);
