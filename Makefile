@@ -10,10 +10,12 @@ setup:
 	$(GO) build ./...
 
 # make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
-# (clang-19, installed when missing) and the HIP library loaded without an AMD GPU.
+# (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
+# tests' -short grids run on the CPU emulator build of the kernels.
 test: fmt-check vet sums isa hip
 	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GO) test ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
+	$(MAKE) emu-test
 
 vet:
 	$(GO) vet ./...
