@@ -47,6 +47,10 @@ func FWHT32(x []float32, block int) {
 // fwhtPass8 applies stages h, 2h, 4h to every group of eight elements at stride h; with scale,
 // it multiplies the results by inv.
 func fwhtPass8(b []float32, h int, scale bool, inv float32) {
+	if h == 1 && !scale {
+		fwhtPass8Contiguous(b)
+		return
+	}
 	for j := 0; j < len(b); j += 8 * h {
 		r0, r1 := b[j:j+h:j+h], b[j+h:j+2*h:j+2*h]
 		r2, r3 := b[j+2*h:j+3*h:j+3*h], b[j+3*h:j+4*h:j+4*h]
@@ -72,6 +76,26 @@ func fwhtPass8(b []float32, h int, scale bool, inv float32) {
 			r0[k], r1[k], r2[k], r3[k] = d0, d1, d2, d3
 			r4[k], r5[k], r6[k], r7[k] = d4, d5, d6, d7
 		}
+	}
+}
+
+// fwhtPass8Contiguous is fwhtPass8 for h = 1 without scaling: eight contiguous elements at a time,
+// indexed directly (the strided form would build eight one-element slices per group).
+func fwhtPass8Contiguous(b []float32) {
+	for j := 0; j+7 < len(b); j += 8 {
+		q := b[j : j+8 : j+8]
+		a0, a1 := q[0]+q[1], q[0]-q[1]
+		a2, a3 := q[2]+q[3], q[2]-q[3]
+		a4, a5 := q[4]+q[5], q[4]-q[5]
+		a6, a7 := q[6]+q[7], q[6]-q[7]
+		c0, c2 := a0+a2, a0-a2
+		c1, c3 := a1+a3, a1-a3
+		c4, c6 := a4+a6, a4-a6
+		c5, c7 := a5+a7, a5-a7
+		q[0], q[4] = c0+c4, c0-c4
+		q[1], q[5] = c1+c5, c1-c5
+		q[2], q[6] = c2+c6, c2-c6
+		q[3], q[7] = c3+c7, c3-c7
 	}
 }
 
