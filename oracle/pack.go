@@ -1,18 +1,20 @@
 package oracle
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Pack4 packs 4-bit codes (len a multiple of 8) into len/2 bytes (FORMAT.md §5): byte 4w+j holds
 // dim 8w+j in its low nibble and dim 8w+j+4 in its high nibble.
 func Pack4(dst []byte, codes []uint8) {
 	n := len(codes)
 	checkPack(n, 8, len(dst), n/2)
+	// As little-endian words: codes 8w..8w+3 are the low nibbles, 8w+4..8w+7 the high nibbles.
 	for w := 0; w < n/8; w++ {
-		c := codes[8*w : 8*w+8]
-		d := dst[4*w : 4*w+4]
-		for j := 0; j < 4; j++ {
-			d[j] = c[j]&15 | (c[j+4]&15)<<4
-		}
+		lo := binary.LittleEndian.Uint32(codes[8*w:])
+		hi := binary.LittleEndian.Uint32(codes[8*w+4:])
+		binary.LittleEndian.PutUint32(dst[4*w:], lo&0x0F0F0F0F|(hi&0x0F0F0F0F)<<4)
 	}
 }
 
@@ -36,23 +38,21 @@ func Pack3(dst []byte, codes []uint8) {
 	n := len(codes)
 	checkPack(n, 32, len(dst), 3*n/8)
 	lo, hi := dst[:n/4], dst[n/4:3*n/8]
-	for g := 0; g < n/16; g++ { // 16 dims → 4 bytes of the 2-bit plane
-		c := codes[16*g : 16*g+16 : 16*g+16]
-		o := lo[4*g : 4*g+4 : 4*g+4]
-		for j := 0; j < 4; j++ {
-			o[j] = c[j]&3 | (c[j+4]&3)<<2 | (c[j+8]&3)<<4 | (c[j+12]&3)<<6
-		}
-	}
-	for g := 0; g < n/32; g++ { // 32 dims → 4 bytes of the 1-bit plane
-		c := codes[32*g : 32*g+32 : 32*g+32]
-		o := hi[4*g : 4*g+4 : 4*g+4]
-		for j := 0; j < 4; j++ {
-			var b byte
-			for i := 0; i < 8; i++ {
-				b |= (c[4*i+j] >> 2 & 1) << i
+	// FORMAT.md §5's word form: in the lo word of dims 16g..16g+15, bits 2i..2i+1 of each byte hold
+	// dims 16g+4i..+3; in the hi word of dims 32g..32g+31, bit i of each byte holds the top bits of
+	// dims 32g+4i..+3. Four codes are one little-endian word of the code bytes.
+	for g := 0; g < n/32; g++ {
+		var hw uint32
+		for h := 0; h < 2; h++ {
+			var lw uint32
+			for i := 0; i < 4; i++ {
+				c := binary.LittleEndian.Uint32(codes[32*g+16*h+4*i:])
+				lw |= (c & 0x03030303) << (2 * i)
+				hw |= (c >> 2 & 0x01010101) << (4*h + i)
 			}
-			o[j] = b
+			binary.LittleEndian.PutUint32(lo[8*g+4*h:], lw)
 		}
+		binary.LittleEndian.PutUint32(hi[4*g:], hw)
 	}
 }
 
