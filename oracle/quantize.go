@@ -54,6 +54,18 @@ func codeIndex(y float32) int {
 
 var codeTab3, codeTab4 = codeTable(3), codeTable(4)
 
+// lutF3 and lutF4 are the codebooks as float32 (exact), padded to 16 entries, so the dot loop
+// indexes a float table instead of converting int8 values.
+var lutF3, lutF4 = lutFloat(3), lutFloat(4)
+
+func lutFloat(bits int) [16]float32 {
+	var t [16]float32
+	for i, v := range LUT(bits) {
+		t[i] = float32(v)
+	}
+	return t
+}
+
 func codeTable(bits int) []uint8 {
 	tab := make([]uint8, 2*codeHalfRange+1)
 	for i := range tab {
@@ -232,9 +244,9 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	}
 	rms := groupRMS(ss, n)
 	mult := LUTMult(bits)
-	tab, lut := codeTab3, LUT3[:]
+	tab, lut := codeTab3, &lutF3
 	if bits == 4 {
-		tab, lut = codeTab4, LUT4[:]
+		tab, lut = codeTab4, &lutF4
 	}
 	tab = tab[:2*codeHalfRange+1]
 	// Codes (steps 3-4), then the dot terms of step 5 (two loops run faster than one fused loop:
@@ -252,10 +264,10 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	var neg uint64
 	i := 0
 	for ; i+3 < n; i += 4 {
-		t0 := float64(float32(x[i] * float32(lut[codes[i]&15])))
-		t1 := float64(float32(x[i+1] * float32(lut[codes[i+1]&15])))
-		t2 := float64(float32(x[i+2] * float32(lut[codes[i+2]&15])))
-		t3 := float64(float32(x[i+3] * float32(lut[codes[i+3]&15])))
+		t0 := float64(float32(x[i] * lut[codes[i]&15]))
+		t1 := float64(float32(x[i+1] * lut[codes[i+1]&15]))
+		t2 := float64(float32(x[i+2] * lut[codes[i+2]&15]))
+		t3 := float64(float32(x[i+3] * lut[codes[i+3]&15]))
 		s0 += t0
 		s1 += t1
 		s2 += t2
@@ -263,7 +275,7 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 		neg |= math.Float64bits(t0+0) | math.Float64bits(t1+0) | math.Float64bits(t2+0) | math.Float64bits(t3+0)
 	}
 	for ; i < n; i++ {
-		t := float64(float32(x[i] * float32(lut[codes[i]&15])))
+		t := float64(float32(x[i] * lut[codes[i]&15]))
 		s0 += t
 		neg |= math.Float64bits(t + 0)
 	}
