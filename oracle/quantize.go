@@ -139,12 +139,12 @@ func roundIfSafe(s, abs float64, n int) (float32, bool) {
 		return r, abs == 0 // all-zero terms are exact; near overflow, sum exactly
 	}
 	errb := float64(n) * 0x1p-53 * abs
-	// Distance from s to the nearest float32 midpoint: half an ulp of r minus |s − r|.
-	ulp := float64(math.Nextafter32(float32(math.Abs(float64(r))), float32(math.Inf(1)))) - math.Abs(float64(r))
-	if math.Abs(float64(r)) > 0 {
-		if lower := math.Abs(float64(r)) - float64(math.Nextafter32(float32(math.Abs(float64(r))), 0)); lower < ulp {
-			ulp = lower // at a binade boundary the lower neighbour is closer
-		}
+	// Distance from s to the nearest float32 midpoint is at least half the gap below |r| (never
+	// wider than the gap above it) minus |s − r|.
+	b := math.Float32bits(r) &^ (1 << 31)
+	ulp := 0x1p-149
+	if b != 0 {
+		ulp = float64(math.Float32frombits(b)) - float64(math.Float32frombits(b-1))
 	}
 	return r, ulp/2-math.Abs(s-float64(r)) > errb
 }
