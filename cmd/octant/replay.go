@@ -34,7 +34,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		if err := fuzz.Replay(p); err != nil {
-			fmt.Fprintf(stdout, "FAIL %s: %v\n", p, err)
+			fmt.Fprintf(stdout, "FAIL %v\n", err) // the error starts with the path
 			status = 1
 			continue
 		}
