@@ -43,6 +43,7 @@ gpu-bins:
 	@mkdir -p bin
 	$(GO) test -c -o bin/kernels.test ./kernels
 	$(GO) test -c -o bin/oracle.test ./oracle
+	$(GO) test -c -fuzz=. -o bin/fuzz.test ./fuzz
 	$(GO) build -buildvcs=true -o bin/octant ./cmd/octant
 
 # Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against

@@ -1,4 +1,5 @@
 // The C ABI: errors, library and device information, contexts, memory.
+#include "octave_mutant.h"
 #include <stdlib.h>
 
 #include "octave_host.h"
@@ -81,7 +82,11 @@ const char* octave_status_name(int32_t s) {
 }
 
 const char* octave_build_info(void) {
-  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=1 compiler="
+  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=1"
+#if OCTAVE_MUTANT
+         " mutant=" OCT_STR(OCTAVE_MUTANT)
+#endif
+         " compiler="
 #if defined(__clang__)
          "clang " __clang_version__;
 #elif defined(__CUDACC_VER_MAJOR__)

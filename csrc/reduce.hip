@@ -3,6 +3,7 @@
 // result is deterministic. A split with m = -inf is skipped and its o never read.
 #include "octave_lane.h"
 #include "octave_params.h"
+#include "octave_mutant.h"
 
 OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
 #if OCT_DEVICE_BODY
@@ -29,6 +30,7 @@ OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
       for (int e = 0; e < 8; e++) o[e] = oct_fma(w, oct_u2f(u[e]), o[e]);
     }
   }
+  if (OCT_MUTANT(OCT_MUT_REDUCE_PAD_UNWRITTEN) && M == ninf) return;  // mutant: padding rows left as they were
   oct_unrotate(o, p.v_signs, lane, false);
   for (int e = 0; e < 8; e++) o[e] = L == 0.0f ? 0.0f : oct_div_rn(o[e], L);
   oct_store8(p.out + (gw / p.hq) * p.o_st + (gw % p.hq) * p.o_sh + 8 * lane, p.dtype, o);

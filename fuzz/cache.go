@@ -224,6 +224,14 @@ func BuildCache(shape CacheShape, content CacheContent, sp SignPair, live func(b
 			stale = append(stale, sl)
 		}
 	}
+	// First pass, in slot order: every draw from the stream (garbage, value recipes). Second pass,
+	// in parallel: the live slots' values built and quantized (the bulk of the cost); the result
+	// does not depend on the schedule.
+	type liveSlot struct {
+		s            []byte
+		kspec, vspec ValueSpec
+	}
+	var lives []liveSlot
 	for b := 0; b < c.NumBlocks; b++ {
 		for h := 0; h < c.NumKVHeads; h++ {
 			for t := 0; t < c.BlockSize; t++ {
@@ -247,16 +255,30 @@ func BuildCache(shape CacheShape, content CacheContent, sp SignPair, live func(b
 				if scaledKind(vspec.Kind) {
 					vspec.Log2Scale += sliceAt(content.HeadLog2Scale, h)
 				}
-				k := kspec.Build(d256, ks, f.KRotBlock())
-				v := vspec.Build(d256, vs, f.VRotBlock())
-				keep := append([]byte(nil), s[pad:]...)
-				q.QuantizeInto(s, k, v)
-				copy(s[pad:], keep) // the store never writes pad bytes
-				if content.FiniteScales {
-					finiteScales(f, s)
-				}
+				lives = append(lives, liveSlot{s, kspec, vspec})
 			}
 		}
+	}
+	var qerr error
+	parallelChunks(len(lives), func(lo, hi int) {
+		q, err := oracle.NewQuantizer(f, ks, vs)
+		if err != nil {
+			qerr = err
+			return
+		}
+		for _, l := range lives[lo:hi] {
+			k := l.kspec.Build(d256, ks, f.KRotBlock())
+			v := l.vspec.Build(d256, vs, f.VRotBlock())
+			keep := append([]byte(nil), l.s[pad:]...)
+			q.QuantizeInto(l.s, k, v)
+			copy(l.s[pad:], keep) // the store never writes pad bytes
+			if content.FiniteScales {
+				finiteScales(f, l.s)
+			}
+		}
+	})
+	if qerr != nil {
+		return nil, qerr
 	}
 	return c, nil
 }

@@ -63,14 +63,14 @@ func TestReproducerRoundTrip(t *testing.T) {
 				m.Digest = Digest(in)
 				c = m
 			}
-			path, err := recordFailure(p.Name, c, errors.New("synthetic failure"))
+			path, err := recordFailure(p.Name, c, errors.New("synthetic failure"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := filepath.Join(dir, p.Op); filepath.Dir(path) != want {
 				t.Fatalf("reproducer written to %s, expected under %s", path, want)
 			}
-			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil)
+			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil, nil)
 			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+ReplayCommand+" ") {
 				t.Fatalf("failure message does not end with the replay command: %q", msg)
 			}
@@ -132,7 +132,7 @@ func TestReplayRefuses(t *testing.T) {
 	}{
 		{"drift.json", "generators changed", r},
 		{"unknown.json", "unknown property", &unknown},
-		{"target.json", "oracle only", &target},
+		{"target.json", "does not match property", &target},
 		{"typo.json", "unknown field", &typo},
 	} {
 		err := Replay(write(c.name, c.r))

@@ -25,7 +25,7 @@ import (
 type Reproducer struct {
 	Op       string          `json:"op"`       // "slot", "querymap", "merge": the directory
 	Property string          `json:"property"` // e.g. "slot-roundtrip"
-	Target   string          `json:"target"`   // what was checked: "oracle"
+	Target   string          `json:"target"`   // what was checked: "oracle", or "lib" (a kernel library)
 	Case     json.RawMessage `json:"case"`
 	Verdict  ReproVerdict    `json:"verdict"`
 	Found    string          `json:"found,omitempty"` // when and with what the case was recorded
@@ -38,11 +38,28 @@ type ReproVerdict struct {
 	Message string `json:"message,omitempty"`
 }
 
-// TargetOracle is the only replay target so far: the property is re-run against the oracle.
-const TargetOracle = "oracle"
+// Replay targets: TargetOracle properties check the oracle; TargetLib properties (the GPU targets)
+// check a kernel library against the oracle and replay with one (`octant replay --lib PATH`), or
+// against the oracle alone without it.
+const (
+	TargetOracle = "oracle"
+	TargetLib    = "lib"
+)
 
 // ReplayCommand is the command that replays a reproducer file, run from the repository root.
+// $OCTANT_REPLAY_CMD overrides it in failure messages (a machine without Go runs the prebuilt
+// binary: OCTANT_REPLAY_CMD="bin/octant replay").
 const ReplayCommand = "go run ./cmd/octant replay"
+
+// ReplayCommandEnv names the environment variable that overrides ReplayCommand in messages.
+const ReplayCommandEnv = "OCTANT_REPLAY_CMD"
+
+func replayCommand() string {
+	if c := os.Getenv(ReplayCommandEnv); c != "" {
+		return c
+	}
+	return ReplayCommand
+}
 
 // RegressionsEnv names an environment variable: the directory that failing properties write
 // reproducers to (default: corpus/regressions of the module holding the working directory), or
@@ -58,6 +75,17 @@ type Property struct {
 	Check func(*rapid.T)
 	// replay decodes a case and re-runs the property's check on it.
 	replay func(json.RawMessage) error
+	// replayLib, for GPU properties (Target TargetLib), re-runs the check with a library (g nil:
+	// the oracle alone).
+	replayLib func(raw json.RawMessage, g *GPU) error
+}
+
+// Target is what the property checks: TargetLib for GPU properties, else TargetOracle.
+func (p Property) Target() string {
+	if p.replayLib != nil {
+		return TargetLib
+	}
+	return TargetOracle
 }
 
 // Properties lists every property of the package (prop_*.go).
@@ -71,7 +99,7 @@ func Properties() []Property {
 }
 
 func lookupProperty(name string) (Property, bool) {
-	for _, p := range Properties() {
+	for _, p := range append(Properties(), GPUProperties()...) {
 		if p.Name == name {
 			return p, true
 		}
@@ -139,7 +167,7 @@ func NewReproducer(prop string, c any, status, message string) (*Reproducer, err
 	if err != nil {
 		return nil, fmt.Errorf("encoding the case: %w", err)
 	}
-	return &Reproducer{Op: p.Op, Property: p.Name, Target: TargetOracle, Case: raw,
+	return &Reproducer{Op: p.Op, Property: p.Name, Target: p.Target(), Case: raw,
 		Verdict: ReproVerdict{Status: status, Message: message},
 		Found:   fmt.Sprintf("%s, %s %s/%s", time.Now().UTC().Format(time.RFC3339), runtime.Version(), runtime.GOOS, runtime.GOARCH)}, nil
 }
@@ -193,8 +221,14 @@ func ReadReproducer(path string) (*Reproducer, error) {
 
 // Replay rebuilds the case of a reproducer file and re-runs its property against the oracle. It
 // returns nil when the property holds (the bug is fixed, or the file is an example), and an error
-// saying what failed otherwise.
-func Replay(path string) error {
+// saying what failed otherwise. A GPU property's case runs against the oracle alone (ReplayLib
+// runs it on a library).
+func Replay(path string) error { return ReplayLib(path, nil) }
+
+// ReplayLib is Replay with a kernel library: a GPU property's case runs on every tier of g and the
+// oracle judges it, as in the fuzz target. g nil runs the oracle alone; an oracle property ignores
+// g.
+func ReplayLib(path string, g *GPU) error {
 	r, err := ReadReproducer(path)
 	if err != nil {
 		return err
@@ -202,7 +236,7 @@ func Replay(path string) error {
 	p, ok := lookupProperty(r.Property)
 	if !ok {
 		var names []string
-		for _, q := range Properties() {
+		for _, q := range append(Properties(), GPUProperties()...) {
 			names = append(names, q.Name)
 		}
 		sort.Strings(names)
@@ -211,8 +245,14 @@ func Replay(path string) error {
 	if r.Op != "" && r.Op != p.Op {
 		return fmt.Errorf("%s: op %q does not match property %s (op %q)", path, r.Op, p.Name, p.Op)
 	}
-	if r.Target != "" && r.Target != TargetOracle {
-		return fmt.Errorf("%s: target %q: this replay runs properties against the oracle only", path, r.Target)
+	if r.Target != "" && r.Target != p.Target() {
+		return fmt.Errorf("%s: target %q does not match property %s (target %q)", path, r.Target, p.Name, p.Target())
+	}
+	if p.replayLib != nil {
+		if err := p.replayLib(r.Case, g); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+		}
+		return nil
 	}
 	if err := p.replay(r.Case); err != nil {
 		return fmt.Errorf("%s: %s: %w", path, p.Name, err)
@@ -229,7 +269,7 @@ var written struct {
 }
 
 // recordFailure writes the failing case's reproducer (unless turned off) and returns its path.
-func recordFailure(prop string, c any, err error) (string, error) {
+func recordFailure(prop string, c any, err error, g *GPU) (string, error) {
 	dir, derr := RegressionsDir()
 	if derr != nil {
 		return "", derr
@@ -240,6 +280,9 @@ func recordFailure(prop string, c any, err error) (string, error) {
 	r, rerr := NewReproducer(prop, c, "fail", err.Error())
 	if rerr != nil {
 		return "", rerr
+	}
+	if g != nil {
+		r.Found += "; " + g.String()
 	}
 	path, werr := r.Write(dir)
 	if werr != nil {
@@ -260,17 +303,27 @@ func recordFailure(prop string, c any, err error) (string, error) {
 // fail reports a property failure: the error, then the reproducer's replay command on the last
 // line.
 func fail(t *rapid.T, prop string, c any, err error) {
-	path, werr := recordFailure(prop, c, err)
-	t.Fatal(failureMessage(prop, err, path, werr))
+	path, werr := recordFailure(prop, c, err, nil)
+	t.Fatal(failureMessage(prop, err, path, werr, nil))
+}
+
+// failLib reports a GPU property's failure on library g; the replay command names the library.
+func failLib(t *rapid.T, prop string, g *GPU, c any, err error) {
+	path, werr := recordFailure(prop, c, err, g)
+	t.Fatal(failureMessage(prop, err, path, werr, g))
 }
 
 // failureMessage is what a failing property reports: the property and the error, and as the last
 // line the command that replays the reproducer (or why none was written).
-func failureMessage(prop string, err error, path string, werr error) string {
+func failureMessage(prop string, err error, path string, werr error, g *GPU) string {
 	if werr != nil {
 		return fmt.Sprintf("%s: %v\n(no reproducer written: %v)", prop, err, werr)
 	}
-	return fmt.Sprintf("%s: %v\nreplay: %s %s", prop, err, ReplayCommand, displayPath(path))
+	lib := ""
+	if g != nil {
+		lib = " --lib " + g.Path
+	}
+	return fmt.Sprintf("%s: %v\nreplay: %s%s %s", prop, err, replayCommand(), lib, displayPath(path))
 }
 
 // decodeCase unmarshals a case strictly (unknown fields are an error: a typo in a hand-written

@@ -1,6 +1,10 @@
-# Fuzzing of the oracle properties in ./fuzz, included by the top-level Makefile.
+# Fuzzing of the properties in ./fuzz, included by the top-level Makefile.
 #
-#   make fuzz                  every Fuzz target of ./fuzz in turn, FUZZTIME each (default 30s)
+#   make fuzz                  every Fuzz target of ./fuzz in turn, FUZZTIME each (default 30s);
+#                              the GPU targets (FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce,
+#                              FuzzPrefill) skip unless OCTANT_LIB names a kernel library
+#   make fuzz OCTANT_LIB=build/liboctave_emu.so FUZZ_TARGETS=FuzzDecode
+#   make fuzz-gpu              the GPU targets only (OCTANT_LIB defaults to build/liboctave_cuda.so)
 #   make fuzz FUZZTIME=5m      longer
 #   make fuzz FUZZ_TARGETS=FuzzMergePartials
 #
@@ -21,6 +25,15 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $$t ($(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
+	done
+
+GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill
+.PHONY: fuzz-gpu
+fuzz-gpu:
+	@lib=$${OCTANT_LIB:-$(abspath build/liboctave_cuda.so)}; test -f "$$lib" || { echo "fuzz-gpu: no kernel library at $$lib (make cuda, or set OCTANT_LIB)" >&2; exit 2; }; \
+	set -e; for t in $(GPU_FUZZ_TARGETS); do \
+	  echo "== $$t ($(FUZZTIME), $$lib)"; \
+	  OCTANT_LIB=$$lib $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
 	done
 
 fuzz-list:

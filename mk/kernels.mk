@@ -119,8 +119,30 @@ $(KBUILD)/emu/%.o: csrc/% $(KHDRS)
 $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $^ -o $@ -lpthread
 
+# ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
+#   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)
+#   make emu-mutant MUTANT=1    build/mutants/liboctave_emu_m1.so (anywhere)
+.PHONY: cuda-mutant emu-mutant
+cuda-mutant emu-mutant: mutant-id
+mutant-id:
+	@case "$(MUTANT)" in ''|*[!0-9]*|0) echo "MUTANT=<id> expected: a positive mutant id from corpus/mutants.md, found '$(MUTANT)'" >&2; exit 2;; esac
+.PHONY: mutant-id
+cuda-mutant:
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "make cuda-mutant: nvcc not found (NVCC=$(NVCC))" >&2; exit 1; }
+	@mkdir -p $(KBUILD)/mutants
+	$(NVCC) -x cu -arch=$(CUDA_ARCH) -O3 -std=c++17 -shared -Xcompiler -fPIC $(KINC) -DOCTAVE_MUTANT=$(MUTANT) \
+	  -DOCTAVE_TARGETS='"$(CUDA_ARCH)"' $(KSRC_DEV) $(KSRC_HOST) -o $(KBUILD)/mutants/liboctave_cuda_m$(MUTANT).so
+	@echo "cuda-mutant: built $(KBUILD)/mutants/liboctave_cuda_m$(MUTANT).so (mutant $(MUTANT), corpus/mutants.md)"
+emu-mutant:
+	@mkdir -p $(KBUILD)/mutants/emu$(MUTANT)
+	@for f in $(KSRC_DEV) $(KSRC_HOST) csrc/emu/emu.cpp; do \
+	  $(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCTAVE_MUTANT=$(MUTANT) \
+	    -c $$f -o $(KBUILD)/mutants/emu$(MUTANT)/$$(basename $$f).o || exit 1; done
+	$(KCXX) -shared -fPIC $(KBUILD)/mutants/emu$(MUTANT)/*.o -o $(KBUILD)/mutants/liboctave_emu_m$(MUTANT).so -lpthread
+	@echo "emu-mutant: built $(KBUILD)/mutants/liboctave_emu_m$(MUTANT).so (mutant $(MUTANT), corpus/mutants.md)"
+
 kernels-clean:
-	rm -rf $(KBUILD)/hip $(KBUILD)/isa $(KBUILD)/emu $(KBUILD)/liboctave_hip.so $(KBUILD)/liboctave_emu.so $(KBUILD)/liboctave_cuda.so
+	rm -rf $(KBUILD)/hip $(KBUILD)/isa $(KBUILD)/emu $(KBUILD)/mutants $(KBUILD)/liboctave_hip.so $(KBUILD)/liboctave_emu.so $(KBUILD)/liboctave_cuda.so
 
 # Runs every kernel through the C ABI on the CPU emulator and checks it against the worked example,
 # the upstream golden vectors and the oracle: the Go kernel tests (kernels/*_test.go, -short grids;

@@ -276,6 +276,21 @@ func judgeGroup(g Group, x []float32, stored, canon []uint8, sStored, sCanon uin
 		// ss overflow: float32 arithmetic gives 64·inf/dot = +inf, or NaN when dot overflowed
 		// too (inf/inf), and +0 when dot ≤ 0. Inf and NaN both decode to non-finite values, the
 		// hazard already reported; accept exactly these.
+		// A float32 product x·L that overflows makes the float32 dot ±inf or NaN (+inf and −inf
+		// products), so the reference's scale is +inf, NaN or +0 ("dot > 0" fails on NaN):
+		// accept all three then (docs/oracle.md, "ss overflow").
+		prodOverflow := false
+		for i, v := range x {
+			if math.IsInf(float64(float32(float64(v)*float64(l[stored[i]]))), 0) {
+				prodOverflow = true
+			}
+		}
+		if prodOverflow && (sStored == 0 || sStored == 0x7c00 || (sStored&0x7c00 == 0x7c00 && sStored&0x03ff != 0)) {
+			if sStored != sCanon {
+				accept(Difference{Rule: "ss-overflow", Dim: -1, Stored: int(sStored), Exact: int(sCanon), Note: "float32 Σx² and a product x·L overflow: +inf, NaN or +0"})
+			}
+			return gv
+		}
 		if den.hi+den.lo <= 0 {
 			if sStored != 0 {
 				refuse(Difference{Dim: -1, Stored: int(sStored), Exact: 0, Margin: math.Inf(1), Note: "float32 Σx² overflows and Σx·L ≤ 0: scale must be +0"})

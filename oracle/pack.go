@@ -61,12 +61,25 @@ func Unpack3(codes []uint8, src []byte) {
 	n := len(codes)
 	checkPack(n, 32, len(src), 3*n/8)
 	q := n / 4
-	for d := range codes {
-		lo := src[4*(d/16)+d%4] >> (2 * ((d % 16) / 4)) & 3
-		hi := src[q+4*(d/32)+d%4] >> ((d % 32) / 4) & 1
-		codes[d] = lo | hi<<2
+	// Value d = 32b + j: its low 2 bits are bits 8·(4·(j/16) + j%4) + 2·((j%16)/4) of the 8 plane
+	// bytes src[8b:8b+8] (little-endian), its high bit is bit 8·(j%4) + j/4 of src[q+4b:q+4b+4].
+	for b := 0; b < n/32; b++ {
+		lo := binary.LittleEndian.Uint64(src[8*b:])
+		hi := binary.LittleEndian.Uint32(src[q+4*b:])
+		c := codes[32*b : 32*b+32]
+		for j := range c {
+			c[j] = uint8(lo>>unpack3Lo[j])&3 | uint8(hi>>unpack3Hi[j])&1<<2
+		}
 	}
 }
+
+var unpack3Lo, unpack3Hi = func() (lo, hi [32]uint8) {
+	for j := 0; j < 32; j++ {
+		lo[j] = uint8(8*(4*(j/16)+j%4) + 2*((j%16)/4))
+		hi[j] = uint8(8*(j%4) + j/4)
+	}
+	return
+}()
 
 // PackCodes packs with the given width.
 func PackCodes(dst []byte, codes []uint8, bits int) {

@@ -30,34 +30,44 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 	f := in.Cache.F
 	d := f.HeadSize
 	G := in.Group()
-	res := &ProfileResult{Model: make([]float64, in.NumQ()*in.NumQHeads*d), Bound: make([]float64, in.NumQ()*in.NumQHeads*d)}
-	ps := newProfScorer(p, f, in.SMScale)
-	var slots [][]byte
-	qs := make([]profQuery, G)
+	res := &ProfileResult{Model: make([]float64, in.NumQ()*in.NumQHeads*d), Bound: make([]float64, in.NumQ()*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
+	// One job per (query row, KV head) that reads the cache; jobs write disjoint outputs.
+	type job struct{ i, h int }
+	var jobs []job
 	for i := 0; i < in.NumQ(); i++ {
-		klen := in.Klen(i)
-		if klen == 0 {
+		if in.Klen(i) == 0 {
 			continue
 		}
 		for h := 0; h < in.Cache.NumKVHeads; h++ {
-			slots = in.tokenSlots(i, h, 0, klen, slots[:0])
-			for k := 0; k < G; k++ {
-				hq := h*G + k
-				q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
-				qs[k] = prepQuery(p, Rotate(q, in.KSigns, f.KRotBlock()))
-			}
-			rows := ps.cacheRows(qs, slots, prec)
-			rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
-			rows.rotBlock = f.VRotBlock()
-			rows.depth = opt.Depth
-			model, bound := make([][]float64, G), make([][]float64, G)
-			for k := 0; k < G; k++ {
-				o := (i*in.NumQHeads + h*G + k) * d
-				model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
-			}
-			rows.eval(model, bound)
+			jobs = append(jobs, job{i, h})
 		}
 	}
+	type state struct {
+		ps    *profScorer
+		slots [][]byte
+		qs    []profQuery
+	}
+	parallelJobs(len(jobs), func() *state {
+		return &state{ps: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G)}
+	}, func(st *state, n int) {
+		i, h := jobs[n].i, jobs[n].h
+		st.slots = in.tokenSlots(i, h, 0, in.Klen(i), st.slots[:0])
+		for k := 0; k < G; k++ {
+			hq := h*G + k
+			q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
+			st.qs[k] = prepQuery(p, Rotate(q, in.KSigns, f.KRotBlock()))
+		}
+		rows := st.ps.cacheRows(st.qs, st.slots, prec)
+		rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
+		rows.rotBlock = f.VRotBlock()
+		rows.depth = opt.Depth
+		model, bound := make([][]float64, G), make([][]float64, G)
+		for k := 0; k < G; k++ {
+			o := (i*in.NumQHeads + h*G + k) * d
+			model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
+		}
+		rows.eval(model, bound)
+	})
 	return res, nil
 }
 
@@ -129,16 +139,18 @@ func (ps *profScorer) score(q *profQuery) (s, ds float64) {
 			ab += math.Abs(x)
 		}
 		sum += m * pb
+		// |m|: a slot's fp16 scales may be negative (garbage a wild map reads); the error of a
+		// product scales with the magnitude.
 		if q.intDot {
-			abs += m * math.Abs(pb)
+			abs += math.Abs(m * pb)
 		} else {
-			abs += m * ab
+			abs += math.Abs(m) * ab
 		}
 	}
 	var amb float64
 	for k, i := range q.amb {
 		l, ks := dec.kBlock(i / 64)
-		amb += q.ambStep[k] * ks / LUTOne * math.Abs(l[dec.kc[i]&15])
+		amb += q.ambStep[k] * math.Abs(ks/LUTOne*l[dec.kc[i]&15])
 	}
 	s = ps.c * sum
 	ds = attGamma(ps.kInt, 0x1p-24)*ps.c*abs + ps.c*amb + 16*0x1p-126
@@ -147,7 +159,7 @@ func (ps *profScorer) score(q *profQuery) (s, ds float64) {
 
 // kappa is the P' scale of the loaded slot (0 when the profile does not round P or V is zero).
 func (ps *profScorer) kappa() float64 {
-	vs := ps.dec.vScale
+	vs := math.Abs(ps.dec.vScale)
 	if vs == 0 || math.IsInf(vs, 0) || math.IsNaN(vs) {
 		return 0
 	}

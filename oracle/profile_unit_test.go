@@ -99,6 +99,21 @@ func TestProfileAPI(t *testing.T) {
 	if w, q := r.Check([]float64{1e-300, 1, 2, 0, 0}); w != 0 || !math.IsInf(q, 1) {
 		t.Errorf("Check: a non-zero padding element gives worst %d ratio %v, expected 0 and +Inf", w, q)
 	}
+	// Output overflow: ±inf passes only with the model's sign, only where model + bound reaches
+	// the dtype's overflow threshold.
+	ov := &ProfileResult{Model: []float64{-65510, 65500, 65510, 1}, Bound: []float64{20, 10, 5, 1}, Overflow: DtypeF16.OverflowAt()}
+	if w, q := ov.Check([]float64{math.Inf(-1), 65500, 65510, 1}); q != 0 {
+		t.Errorf("Check: -inf where model −65510 ± 20 reaches −65520: worst %d ratio %v, expected a pass", w, q)
+	}
+	for i, got := range [][]float64{{math.Inf(1), 65500, 65504, 1}, {-65504, math.Inf(1), 65504, 1}, {-65504, 65500, math.Inf(1), 1}} {
+		if w, q := ov.Check(got); w != i || !math.IsInf(q, 1) {
+			t.Errorf("Check %v: worst %d ratio %v, expected element %d to fail (wrong sign, or model+bound below 65520)", got, w, q, i)
+		}
+	}
+	if DtypeF16.Round(65519.99) != 65504 || !math.IsInf(DtypeF16.Round(DtypeF16.OverflowAt()), 1) || !math.IsInf(DtypeBF16.Round(DtypeBF16.OverflowAt()), 1) ||
+		DtypeBF16.Round(float64(math.Nextafter32(float32(DtypeBF16.OverflowAt()), 0))) != float64(BF16ToF32(0x7F7F)) {
+		t.Errorf("OverflowAt: not the round-to-nearest overflow threshold of fp16/bf16")
+	}
 	rng := rand.New(rand.NewPCG(33, 34))
 	in := attBuild(rng, attSmallShape(MustFormat(K3V4, 256, 64), 1, 2, 16, false)).in
 	for _, c := range []struct {

@@ -19,7 +19,7 @@ type command struct {
 var commands = []command{
 	{"bench", "time the portable decode tier of a kernel library on a device", runBench},
 	{"golden", "verify golden-vector files against the oracle", runGolden},
-	{"replay", "re-run reproducer files against the oracle", runReplay},
+	{"replay", "re-run reproducer files against the oracle (and a kernel library: --lib)", runReplay},
 	{"version", "print the suite version", runVersion},
 }
 

@@ -13,8 +13,9 @@ import (
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	lib := fs.String("lib", "", "kernel library to run GPU reproducers on (corpus/regressions/{store,rotate,decode,reduce,prefill}); without it they run against the oracle alone")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant replay FILE...\n\nRebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/) and\nre-runs its property against the oracle. Exit 1 if any still fails, 2 if a file cannot be read.")
+		fmt.Fprintln(stderr, "usage: octant replay [--lib PATH] FILE...\n\nRebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/) and\nre-runs its property: against the oracle, and for GPU reproducers on every tier of the library\ngiven with --lib. Exit 1 if any still fails, 2 if a file or the library cannot be read.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -27,13 +28,23 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	var g *fuzz.GPU
+	if *lib != "" {
+		var err error
+		if g, err = fuzz.OpenGPU(*lib); err != nil {
+			fmt.Fprintf(stderr, "octant replay: --lib %s: %v\n", *lib, err)
+			return 2
+		}
+		defer g.Close()
+		fmt.Fprintf(stdout, "library: %s\n", g)
+	}
 	status := 0
 	for _, p := range fs.Args() {
 		if _, err := fuzz.ReadReproducer(p); err != nil {
 			fmt.Fprintf(stderr, "octant replay: %v\n", err)
 			return 2
 		}
-		if err := fuzz.Replay(p); err != nil {
+		if err := fuzz.ReplayLib(p, g); err != nil {
 			fmt.Fprintf(stdout, "FAIL %v\n", err) // the error starts with the path
 			status = 1
 			continue

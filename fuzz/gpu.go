@@ -1,0 +1,160 @@
+package fuzz
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/octant-kv/octant/kernels"
+)
+
+// LibEnv names the environment variable that holds the kernel library the GPU targets run
+// (build/liboctave_cuda.so, build/liboctave_hip.so, or the CPU emulator build/liboctave_emu.so).
+const LibEnv = "OCTANT_LIB"
+
+// ErrNoLib is returned by EnvGPU when $OCTANT_LIB is not set: the GPU targets skip with it.
+var ErrNoLib = errors.New(LibEnv + " not set: set it to a kernel library (make emu: build/liboctave_emu.so; make cuda; make hip) to run the GPU targets")
+
+// GPU is an opened kernel library and its device 0: what the GPU targets and `octant replay --lib`
+// run on.
+type GPU struct {
+	Path  string
+	Lib   *kernels.Lib
+	Dev   *kernels.Device
+	Tiers []kernels.TierDesc
+}
+
+// OpenGPU opens the library at path and its device 0 and lists its tiers.
+func OpenGPU(path string) (*GPU, error) {
+	l, err := kernels.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("opening device 0 of %s: %w", path, err)
+	}
+	tiers, err := d.Tiers()
+	if err != nil {
+		d.Close()
+		l.Close()
+		return nil, fmt.Errorf("listing the tiers of %s: %w", path, err)
+	}
+	return &GPU{Path: path, Lib: l, Dev: d, Tiers: tiers}, nil
+}
+
+// Close releases the device and the library.
+func (g *GPU) Close() error {
+	return errors.Join(g.Dev.Close(), g.Lib.Close())
+}
+
+// String names the library and the device.
+func (g *GPU) String() string {
+	return fmt.Sprintf("%s on %s (%s; %s)", g.Path, g.Dev.Info.Name, g.Dev.Info.Arch, g.Lib.BuildInfo())
+}
+
+var envGPU struct {
+	once sync.Once
+	g    *GPU
+	err  error
+}
+
+// EnvGPU opens $OCTANT_LIB once per process (ErrNoLib when unset).
+func EnvGPU() (*GPU, error) {
+	envGPU.once.Do(func() {
+		p := os.Getenv(LibEnv)
+		if p == "" {
+			envGPU.err = ErrNoLib
+			return
+		}
+		envGPU.g, envGPU.err = OpenGPU(p)
+	})
+	return envGPU.g, envGPU.err
+}
+
+// Ops of the harness. Decode and prefill come in tiers (kernels.OpDecode, kernels.OpPrefill);
+// store, rotate and reduce have one implementation per library.
+const (
+	OpDecode  = kernels.OpDecode
+	OpPrefill = kernels.OpPrefill
+	OpStore   = 1 << 8
+	OpRotate  = 1 << 9
+	OpReduce  = 1 << 10
+)
+
+// OpName names an op of the harness.
+func OpName(op int) string {
+	switch op {
+	case OpDecode:
+		return "decode"
+	case OpPrefill:
+		return "prefill"
+	case OpStore:
+		return "store"
+	case OpRotate:
+		return "rotate"
+	case OpReduce:
+		return "reduce"
+	}
+	return fmt.Sprintf("op(%d)", op)
+}
+
+// Impl is one implementation of an op the harness runs a check on: the oracle (the base, in the
+// style of cryptotest.TestAllImplementations: its float32 model of the op's arithmetic, held to
+// the same check as every tier, so a bound too tight for the arithmetic it describes fails without
+// any GPU), or one tier of a library.
+type Impl struct {
+	Name   string // "oracle", or the tier's name ("portable", ...)
+	Oracle bool
+	Tier   kernels.TierDesc // library tiers only
+}
+
+// Impls lists the oracle followed by every implementation of op in g (g may be nil: the oracle
+// alone). A library that offers no tier for a tiered op is an error: every architecture must have
+// at least the portable tier.
+func Impls(g *GPU, op int) ([]Impl, error) {
+	out := []Impl{{Name: "oracle", Oracle: true}}
+	if g == nil {
+		return out, nil
+	}
+	if op != OpDecode && op != OpPrefill {
+		return append(out, Impl{Name: "lib", Tier: kernels.TierDesc{Name: "lib"}}), nil
+	}
+	n := 0
+	for _, t := range g.Tiers {
+		if t.Ops&op != 0 {
+			out = append(out, Impl{Name: t.Name, Tier: t})
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("device %q (arch %s) lists tiers %+v, none implementing %s: expected at least the portable tier",
+			g.Dev.Info.Name, g.Dev.Info.Arch, g.Tiers, OpName(op))
+	}
+	return out, nil
+}
+
+// ForEachTier runs fn once per implementation of op, each in its own subtest named for it: the
+// oracle always, then every tier of the library in $OCTANT_LIB (only the oracle, with a log line,
+// when it is not set).
+func ForEachTier(t *testing.T, op int, fn func(t *testing.T, impl Impl)) {
+	t.Helper()
+	g, err := EnvGPU()
+	if errors.Is(err, ErrNoLib) {
+		t.Logf("%v: running the oracle only", err)
+		g, err = nil, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	impls, err := Impls(g, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, im := range impls {
+		t.Run(im.Name, func(t *testing.T) { fn(t, im) })
+	}
+}

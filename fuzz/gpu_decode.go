@@ -1,0 +1,317 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/oracle"
+	"pgregory.net/rapid"
+)
+
+// GPUDecodeCase is one decode call for FuzzDecode: the call (a DecodeSpec, everything the oracle
+// sees) and the launch parameters only a kernel sees: the query group (consecutive rows sharing one
+// workgroup's K/V reads, 1..4), the partials row stride, a query tensor that is a view into a fused
+// QKV tensor (extra heads after each row's query heads) and output rows with a gap after them
+// (which must stay untouched).
+type GPUDecodeCase struct {
+	Spec          *DecodeSpec `json:"spec"`
+	QueryGroup    int         `json:"query_group"`
+	PartialStride int         `json:"partial_stride"` // 0: the default (oracle.DefaultPartialStride)
+	QueryPadHeads int         `json:"query_pad_heads"`
+	OutPad        int         `json:"out_pad"` // elements after each output row
+	Digest        string      `json:"digest,omitempty"`
+}
+
+// GPUDecodeOptions bound the calls FuzzDecode draws: requests up to 4096 tokens (every length
+// boundary below that reachable), up to 6 requests and 3 KV heads, and a cost budget so that most
+// cases take milliseconds end to end.
+var GPUDecodeOptions = DecodeOptions{
+	Batch:      BatchOptions{MaxReqs: 6, MaxSeqLen: 4096, MaxTotalSeq: 8192, MaxPadding: 4},
+	MaxKVHeads: 3,
+}
+
+// gpuDecodeCostBudget bounds Σ_rows klen·(Hkv + Hq) (the oracle's profile evaluation and the
+// cache it must build scale with it); costlier draws are drawn again.
+const gpuDecodeCostBudget = 400_000
+
+// gpuWorkspaceBudget bounds the partials workspace (bytes): the split count is lowered to fit.
+const gpuWorkspaceBudget = 64 << 20
+
+// GPUDecodeCases draws FuzzDecode's calls from DecodeSpecs(o) and the launch parameters.
+func GPUDecodeCases(o DecodeOptions) *rapid.Generator[*GPUDecodeCase] {
+	return rapid.Custom(func(t *rapid.T) *GPUDecodeCase {
+		s := DecodeSpecs(o).Filter(func(s *DecodeSpec) bool { return mergeCost(s) <= gpuDecodeCostBudget }).Draw(t, "decode")
+		c := &GPUDecodeCase{Spec: s}
+		c.QueryGroup = rapid.IntRange(1, 4).Draw(t, "query_group")
+		c.PartialStride = rapid.SampledFrom([]int{0, oracle.DefaultPartialStride, 264, 512}).Draw(t, "partial_stride")
+		if rapid.IntRange(0, 3).Draw(t, "fused_view") == 3 {
+			c.QueryPadHeads = 2 * s.Cache.NumKVHeads
+			c.OutPad = rapid.SampledFrom([]int{8, 128, 256}).Draw(t, "out_pad")
+		}
+		c.fitWorkspace()
+		return c
+	})
+}
+
+func (c *GPUDecodeCase) pstride() int {
+	if c.PartialStride == 0 {
+		return oracle.DefaultPartialStride
+	}
+	return c.PartialStride
+}
+
+// fitWorkspace lowers the split count until the partials fit gpuWorkspaceBudget.
+func (c *GPUDecodeCase) fitWorkspace() {
+	rows := max(1, len(c.Spec.Maps.QToReq)*c.Spec.NumQHeads())
+	if lim := max(1, gpuWorkspaceBudget/(rows*c.pstride()*4)); c.Spec.NumSplits > lim {
+		c.Spec.NumSplits = lim
+	}
+}
+
+// decodeRun is the output of one implementation: dtype bits [num_q][Hq][256] and their values.
+type decodeRun struct {
+	raw []uint16
+	got []float64
+}
+
+// runDecodeLib uploads the call and runs decode once on tier, checking the status, the canaries,
+// that inputs are unchanged and that the gap after each output row is untouched.
+func runDecodeLib(g *GPU, tier kernels.TierDesc, c *GPUDecodeCase, in *oracle.DecodeInput) (*decodeRun, error) {
+	s := c.Spec
+	dt := s.Dtype
+	d := in.Cache.F.HeadSize
+	nq, hq, hkv := in.NumQ(), in.NumQHeads, in.Cache.NumKVHeads
+	qTok := (hq + c.QueryPadHeads) * d
+	q := make([]byte, 2*max(nq*qTok, 1))
+	one := dt.Bits(1)
+	for i := 0; i < nq; i++ {
+		for j := 0; j < qTok; j++ {
+			v := one // the K and V parts of a fused tensor
+			if j < hq*d {
+				v = dt.Bits(in.Query[i*hq*d+j])
+			}
+			binary.LittleEndian.PutUint16(q[2*(i*qTok+j):], v)
+		}
+	}
+	bufs := &bufSet{dev: g.Dev}
+	defer bufs.free()
+	query := bufs.input("query", q)
+	cache := bufs.input("cache", in.Cache.Data)
+	bt := bufs.input("block_table", i32Bytes(in.BlockTable))
+	qr := bufs.input("q_to_req", i32Bytes(in.QToReq))
+	qk := bufs.input("q_to_klen", i32Bytes(in.QToKlen))
+	outTok := hq*d + c.OutPad
+	out := bufs.output("out", 2*nq*outTok, 0xFF)
+	ws := g.Dev.WorkspaceBytes(nq, hq, s.NumSplits, c.PartialStride)
+	if want := uint64(nq * hq * s.NumSplits * c.pstride() * 4); ws != want {
+		return nil, fmt.Errorf("octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", nq, hq, s.NumSplits, c.PartialStride, ws, want)
+	}
+	part := bufs.output("partials", int(ws), 0xFF)
+	if bufs.err != nil {
+		return nil, bufs.err
+	}
+	f := in.Cache.F
+	a := kernels.DecodeArgs{Out: out.b.Ptr, Query: query.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, QToReq: qr.b.Ptr, QToKlen: qk.b.Ptr,
+		Partials: part.b.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: int64(d), QueryStrideToken: int64(qTok), QueryStrideHead: int64(d),
+		CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead), CacheStrideTk: int64(in.Cache.StrideToken),
+		Fmt: int32(f.ID), Dtype: kernelDtype(dt), HeadSize: int32(d), Tier: tier.Tier, NumQ: int32(nq), NumQHeads: int32(hq), NumKVHeads: int32(hkv),
+		NumReqs: int32(in.NumReqs), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize), MaxBlocks: int32(in.MaxBlocks),
+		NumSplits: int32(s.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
+		KSigns: signWords(in.KSigns), VSigns: signWords(in.VSigns)}
+	if err := g.Dev.Decode(a); err != nil {
+		return nil, fmt.Errorf("decode (tier %s): %w", tier.Name, err)
+	}
+	if err := g.Dev.Sync(); err != nil {
+		return nil, fmt.Errorf("sync after decode (tier %s): %w", tier.Name, err)
+	}
+	if err := bufs.verify("decode"); err != nil {
+		return nil, err
+	}
+	rb, err := out.read()
+	if err != nil {
+		return nil, err
+	}
+	r := &decodeRun{raw: make([]uint16, nq*hq*d), got: make([]float64, nq*hq*d)}
+	for i := 0; i < nq; i++ {
+		for j := 0; j < outTok; j++ {
+			v := binary.LittleEndian.Uint16(rb[2*(i*outTok+j):])
+			if j >= hq*d {
+				if v != 0xFFFF {
+					return nil, fmt.Errorf("decode wrote out element %d of the %d-element gap after row %d (out_stride_token %d > Hq·256): %#04x", j-hq*d, c.OutPad, i, outTok, v)
+				}
+				continue
+			}
+			r.raw[i*hq*d+j] = v
+			r.got[i*hq*d+j] = float64(dt.FromBits(v))
+		}
+	}
+	return r, nil
+}
+
+// runDecodeOracle is the oracle as an implementation: the profile's float32 model of the
+// portable tier (oracle.DecodeProfileF32 over the portable split geometry), rounded to the dtype.
+func runDecodeOracle(c *GPUDecodeCase, in *oracle.DecodeInput) (*decodeRun, error) {
+	geom, err := oracle.PortableGeometry(in.KVMax(), c.Spec.NumSplits)
+	if err != nil {
+		return nil, err
+	}
+	got, err := oracle.DecodeProfileF32(oracle.ProfileDot4Int8Q, in, geom, c.Spec.Dtype.Oracle())
+	if err != nil {
+		return nil, err
+	}
+	r := &decodeRun{raw: make([]uint16, len(got)), got: got}
+	for j, v := range got {
+		r.raw[j] = c.Spec.Dtype.Bits(float32(v))
+	}
+	return r, nil
+}
+
+// decodeJudge holds the oracle's side of one call, computed once for every implementation.
+type decodeJudge struct {
+	c        *GPUDecodeCase
+	in       *oracle.DecodeInput
+	profiles map[oracle.Profile]*oracle.ProfileResult
+}
+
+func (j *decodeJudge) profile(p oracle.Profile) (*oracle.ProfileResult, error) {
+	if r, ok := j.profiles[p]; ok {
+		return r, nil
+	}
+	r, err := oracle.DecodeProfile(p, j.in, oracle.ProfileOptions{Out: j.c.Spec.Dtype.Oracle()})
+	if err != nil {
+		return nil, fmt.Errorf("oracle.DecodeProfile(%s): %w", p, err)
+	}
+	j.profiles[p] = r
+	return r, nil
+}
+
+// implProfile is the decode profile an implementation declares (the oracle's model: the portable
+// tier's dot4-int8q).
+func implProfile(im Impl, declared string) (oracle.Profile, error) {
+	if im.Oracle {
+		return oracle.ProfileDot4Int8Q, nil
+	}
+	p, err := oracle.ParseProfile(declared)
+	if err != nil {
+		return "", fmt.Errorf("tier %s declares profile %q: %w", im.Name, declared, err)
+	}
+	return p, nil
+}
+
+// check judges one output: padding rows exactly ±0, then every element within the declared
+// profile's bound of its model; the worst element is reported with its value, model, bound and
+// where the bound comes from.
+func (j *decodeJudge) check(im Impl, r *decodeRun) error {
+	in := j.in
+	d := in.Cache.F.HeadSize
+	hq := in.NumQHeads
+	rowLen := hq * d
+	for i := 0; i < in.NumQ(); i++ {
+		if in.Klen(i) != 0 {
+			continue
+		}
+		for e := i * rowLen; e < (i+1)*rowLen; e++ {
+			if r.raw[e]&0x7FFF != 0 {
+				return fmt.Errorf("%s: padding row %d (q_to_req %d, q_to_klen %d) is not exactly zero: %s = %#04x (%g); bound 0 (KERNELS.md §3.3: rows that attend to nothing are written as exact zeros)",
+					im.Name, i, in.QToReq[i], in.QToKlen[i], elemName(e, hq, d), r.raw[e], r.got[e])
+			}
+		}
+	}
+	p, err := implProfile(im, im.Tier.DecodeProfile)
+	if err != nil {
+		return err
+	}
+	if !p.ReadsCache() {
+		return fmt.Errorf("tier %s declares decode profile %q: the oracle has no decode model for it", im.Name, p)
+	}
+	res, err := j.profile(p)
+	if err != nil {
+		return err
+	}
+	worst, ratio := res.Check(r.got)
+	if ratio > 1 {
+		return fmt.Errorf("%s (profile %s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (bound: the %s profile's fp32 arithmetic and %s output rounding, oracle.DecodeProfile, docs/bounds.md)",
+			im.Name, p, elemName(worst, hq, d), r.got[worst], res.Model[worst], res.Bound[worst], math.Abs(r.got[worst]-res.Model[worst]), ratio, p, j.c.Spec.Dtype)
+	}
+	return nil
+}
+
+// CheckGPUDecode runs the call on the oracle and on every decode tier of g (nil: the oracle
+// alone) and checks each output; every tier is run twice and must give the same bits.
+func CheckGPUDecode(g *GPU, c *GPUDecodeCase) error {
+	in, err := c.Spec.Build()
+	if err != nil {
+		return fmt.Errorf("building the call: %w", err)
+	}
+	if c.Digest != "" && c.Digest != Digest(in) {
+		return fmt.Errorf("digest mismatch: the generators no longer rebuild the recorded call (recorded %s, built %s); re-record the case", c.Digest, Digest(in))
+	}
+	return checkGPUDecode(g, c, in)
+}
+
+func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
+	impls, err := Impls(g, OpDecode)
+	if err != nil {
+		return err
+	}
+	j := &decodeJudge{c: c, in: in, profiles: map[oracle.Profile]*oracle.ProfileResult{}}
+	for _, im := range impls {
+		var r *decodeRun
+		if im.Oracle {
+			if g != nil {
+				continue // the oracle's own float32 model is checked when no library is given (CI)
+			}
+			r, err = runDecodeOracle(c, in)
+		} else {
+			r, err = runDecodeLib(g, im.Tier, c, in)
+		}
+		if err != nil {
+			return err
+		}
+		if err := j.check(im, r); err != nil {
+			return err
+		}
+		if im.Oracle {
+			continue
+		}
+		r2, err := runDecodeLib(g, im.Tier, c, in)
+		if err != nil {
+			return fmt.Errorf("second run: %w", err)
+		}
+		for e := range r.raw {
+			if r.raw[e] != r2.raw[e] {
+				return fmt.Errorf("%s: nondeterministic result (a race?): decode run twice on the same inputs gave %s = %#04x, then %#04x",
+					im.Name, elemName(e, in.NumQHeads, in.Cache.F.HeadSize), r.raw[e], r2.raw[e])
+			}
+		}
+	}
+	return nil
+}
+
+// elemName describes flat element e of a [rows][heads][d] output.
+func elemName(e, heads, d int) string {
+	return fmt.Sprintf("row %d head %d dim %d", e/(heads*d), e/d%heads, e%d)
+}
+
+func kernelDtype(dt Dtype) kernels.Dtype {
+	if dt == BF16 {
+		return kernels.BF16
+	}
+	return kernels.F16
+}
+
+func signWords(s oracle.Signs) [8]uint32 {
+	var w [8]uint32
+	copy(w[:], s.Words())
+	return w
+}
+
+func i32Bytes(x []int32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}

@@ -1,0 +1,250 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/oracle"
+	"pgregory.net/rapid"
+)
+
+// GPUPrefillCase is one prefill call (KERNELS.md §3.5) for FuzzPrefill: sequences with a cached
+// prefix (quantized into a cache with garbage elsewhere, through a shuffled block table with
+// invalid ids and shared prefixes) and a chunk of new tokens (q, k, v, already rotated), rows after
+// the last sequence that belong to none (must stay untouched), any sm_scale and GQA group.
+type GPUPrefillCase struct {
+	Dtype     Dtype        `json:"dtype"`
+	Group     int          `json:"group"`
+	Cache     CacheShape   `json:"cache"`
+	Content   CacheContent `json:"content"`
+	Batch     Batch        `json:"batch"`
+	Table     BlockTable   `json:"block_table"`
+	Signs     SignPair     `json:"signs"`
+	SMScale   float64      `json:"sm_scale"`
+	ValueSeed uint64       `json:"value_seed"`
+	Kinds     []ValueKind  `json:"kinds"`
+	OutPad    int          `json:"out_pad,omitempty"`
+}
+
+// GPUPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
+// prefixes up to 1024.
+var GPUPrefillOptions = BatchOptions{MaxReqs: 4, MaxQueryLen: 64, MaxSeqLen: 1024, MaxTotalSeq: 2048, MaxPadding: 3}
+
+// GPUPrefillCases draws prefill calls.
+func GPUPrefillCases() *rapid.Generator[*GPUPrefillCase] {
+	return rapid.Custom(func(t *rapid.T) *GPUPrefillCase {
+		d := rapidDraw{t}
+		c := &GPUPrefillCase{}
+		f, _ := oracle.KernelFormat(pick(d, oracle.AllFormats, "format"))
+		c.Dtype = pick(d, Dtypes, "dtype")
+		hkv := d.intn(1, 3, "num_kv_heads")
+		c.Group = pick(d, oracle.AllowedGroups, "group")
+		bs := pick(d, []int{16, 16, 32, 48, 64}, "block_size")
+		o := GPUPrefillOptions
+		o.BlockSize = bs
+		c.Batch = drawBatch(d, o)
+		seqs := make([]int, len(c.Batch.Requests))
+		for r, q := range c.Batch.Requests {
+			seqs[r] = q.SeqLen
+		}
+		c.Table = drawBlockTable(d, seqs, bs)
+		c.Cache = CacheShape{Format: f.Name(), NumBlocks: c.Table.NumBlocks, NumKVHeads: hkv, BlockSize: bs}
+		drawCacheLayout(d, f, &c.Cache)
+		c.Content = drawCacheContent(d, c.Dtype, hkv, []Garbage{GarbageRandom, GarbageFinite, GarbageStale, GarbageZero})
+		c.Content.FiniteScales = true
+		c.Signs = drawSignPair(d)
+		c.SMScale = drawSMScale(d)
+		c.ValueSeed = d.u64("value_seed")
+		c.Kinds = drawKindMix(d, FiniteKinds, "kind")
+		c.OutPad = pick(d, []int{0, 0, 32}, "out_pad")
+		return c
+	})
+}
+
+// Build expands the recipe into the oracle's prefill input (q, k, v rotated, exactly
+// representable in the dtype).
+func (c *GPUPrefillCase) Build() (*oracle.PrefillInput, error) {
+	f, err := KernelFormat(c.Cache.Format)
+	if err != nil {
+		return nil, err
+	}
+	ds := &DecodeSpec{Batch: c.Batch, Table: c.Table, Cache: c.Cache}
+	live := ds.liveSet()
+	cache, err := BuildCache(c.Cache, c.Content, c.Signs, func(b, h, t int) bool { return live[[2]int{b, t}] })
+	if err != nil {
+		return nil, err
+	}
+	d := f.HeadSize
+	hkv := c.Cache.NumKVHeads
+	hq := c.Group * hkv
+	T := c.Batch.NumTokens
+	dr := rngDraw{newRand(c.ValueSeed, 15)}
+	kinds := c.Kinds
+	if len(kinds) == 0 {
+		kinds = []ValueKind{Gaussian}
+	}
+	vec := func(dst []float32) {
+		copy(dst, drawValueSpec(dr, pick(dr, kinds, ""), c.Dtype).Build(d, nil, 0))
+	}
+	q, k, v := make([]float32, T*hq*d), make([]float32, T*hkv*d), make([]float32, T*hkv*d)
+	for i := 0; i < T*hq; i++ {
+		vec(q[i*d : (i+1)*d])
+	}
+	for i := 0; i < T*hkv; i++ {
+		vec(k[i*d : (i+1)*d])
+		vec(v[i*d : (i+1)*d])
+	}
+	in := &oracle.PrefillInput{Cache: cache, Q: q, K: k, V: v, NumTokens: T, NumQHeads: hq, CuSeqlensQ: c.Batch.QSL(), SeqLens: c.Batch.SeqLens(),
+		BlockTable: c.Table.Table, MaxBlocks: c.Table.MaxBlocks, SMScale: c.SMScale}
+	return in, in.Validate()
+}
+
+// prefillProfiles maps a declared prefill profile to the oracle's (prefix, chunk) pair:
+// "prefill-fp32" or "PREFIX+CHUNK".
+func prefillProfiles(name string) (prefix, chunk oracle.Profile, err error) {
+	if name == string(oracle.ProfilePrefillFP32) {
+		return oracle.ProfilePrefillFP32, oracle.ProfilePrefillFP32, nil
+	}
+	if a, b, ok := strings.Cut(name, "+"); ok {
+		pa, ea := oracle.ParseProfile(a)
+		pb, eb := oracle.ParseProfile(b)
+		if ea == nil && eb == nil {
+			return pa, pb, nil
+		}
+	}
+	return "", "", fmt.Errorf("prefill profile %q: expected %s or PREFIX+CHUNK of KERNELS.md §5 profiles", name, oracle.ProfilePrefillFP32)
+}
+
+// CheckGPUPrefill runs the call on every prefill tier of g and judges it: rows of no sequence
+// untouched, every other element within the declared profile's bound (oracle.PrefillProfile),
+// canaries, inputs and row gaps intact, the same bits twice. The oracle's part: its float32 model
+// of the upstream-like profile pair (prefill-int8row + prefill-chunk-f16) held to that pair's bound.
+func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
+	in, err := c.Build()
+	if err != nil {
+		return fmt.Errorf("building the call: %w", err)
+	}
+	_, written, err := oracle.ExactPrefill(in)
+	if err != nil {
+		return err
+	}
+	impls, err := Impls(g, OpPrefill)
+	if err != nil {
+		return err
+	}
+	d := in.Cache.F.HeadSize
+	rowLen := in.NumQHeads * d
+	for _, im := range impls {
+		var prefix, chunk oracle.Profile
+		var got []float64
+		var raw []uint16
+		if im.Oracle {
+			if g != nil {
+				continue
+			}
+			prefix, chunk = oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16
+			if got, err = oracle.PrefillProfileF32(prefix, chunk, in, c.Dtype.Oracle()); err != nil {
+				return err
+			}
+		} else {
+			if prefix, chunk, err = prefillProfiles(im.Tier.PrefillProfile); err != nil {
+				return fmt.Errorf("tier %s: %w", im.Name, err)
+			}
+			if raw, err = c.prefillLib(g, im.Tier, in); err != nil {
+				return err
+			}
+			again, err := c.prefillLib(g, im.Tier, in)
+			if err != nil {
+				return fmt.Errorf("second run: %w", err)
+			}
+			for i := range raw {
+				if raw[i] != again[i] {
+					return fmt.Errorf("%s: nondeterministic prefill (a race?): %s is %#04x after one run, %#04x after another", im.Name, elemName(i, in.NumQHeads, d), raw[i], again[i])
+				}
+			}
+			got = make([]float64, len(raw))
+			for i := 0; i < in.NumTokens; i++ {
+				for j := i * rowLen; j < (i+1)*rowLen; j++ {
+					if !written[i] {
+						if raw[j] != 0xFFFF {
+							return fmt.Errorf("%s: row %d belongs to no sequence (cu_seqlens_q %v) but %s was written: %#04x", im.Name, i, in.CuSeqlensQ, elemName(j, in.NumQHeads, d), raw[j])
+						}
+						got[j] = math.NaN()
+						continue
+					}
+					got[j] = float64(c.Dtype.FromBits(raw[j]))
+				}
+			}
+		}
+		res, err := oracle.PrefillProfile(prefix, chunk, in, oracle.ProfileOptions{Out: c.Dtype.Oracle()})
+		if err != nil {
+			return err
+		}
+		worst, ratio := res.Check(got)
+		if ratio > 1 {
+			return fmt.Errorf("%s (profile %s+%s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (oracle.PrefillProfile, docs/bounds.md)",
+				im.Name, prefix, chunk, elemName(worst, in.NumQHeads, d), got[worst], res.Model[worst], res.Bound[worst], math.Abs(got[worst]-res.Model[worst]), ratio)
+		}
+	}
+	return nil
+}
+
+func (c *GPUPrefillCase) prefillLib(g *GPU, tier kernels.TierDesc, in *oracle.PrefillInput) ([]uint16, error) {
+	d := in.Cache.F.HeadSize
+	hq, hkv, T := in.NumQHeads, in.Cache.NumKVHeads, in.NumTokens
+	bufs := &bufSet{dev: g.Dev}
+	defer bufs.free()
+	q := bufs.input("q", actBytes(c.Dtype, in.Q))
+	k := bufs.input("k", actBytes(c.Dtype, in.K))
+	v := bufs.input("v", actBytes(c.Dtype, in.V))
+	cache := bufs.input("cache", in.Cache.Data)
+	bt := bufs.input("block_table", i32Bytes(in.BlockTable))
+	cu := bufs.input("cu_seqlens_q", i32Bytes(in.CuSeqlensQ))
+	sl := bufs.input("seq_lens", i32Bytes(in.SeqLens))
+	outTok := hq*d + c.OutPad
+	out := bufs.output("out", 2*max(1, T)*outTok, 0xFF)
+	if bufs.err != nil {
+		return nil, bufs.err
+	}
+	maxq := 0
+	for s := 0; s+1 < len(in.CuSeqlensQ); s++ {
+		maxq = max(maxq, int(in.CuSeqlensQ[s+1]-in.CuSeqlensQ[s]))
+	}
+	f := in.Cache.F
+	a := kernels.PrefillArgs{Out: out.b.Ptr, Q: q.b.Ptr, K: k.b.Ptr, V: v.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, CuSeqlensQ: cu.b.Ptr, SeqLens: sl.b.Ptr,
+		OutStrideToken: int64(outTok), OutStrideHead: int64(d), QStrideToken: int64(hq * d), QStrideHead: int64(d), KStrideToken: int64(hkv * d), KStrideHead: int64(d),
+		VStrideToken: int64(hkv * d), VStrideHead: int64(d), CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead),
+		CacheStrideToken: int64(in.Cache.StrideToken), Fmt: int32(f.ID), Dtype: kernelDtype(c.Dtype), HeadSize: int32(d), Tier: tier.Tier, NumTokens: int32(T),
+		NumSeqs: int32(len(in.SeqLens)), NumQHeads: int32(hq), NumKVHeads: int32(hkv), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize),
+		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale)}
+	if err := g.Dev.Prefill(a); err != nil {
+		return nil, fmt.Errorf("prefill (tier %s): %w", tier.Name, err)
+	}
+	if err := g.Dev.Sync(); err != nil {
+		return nil, fmt.Errorf("sync after prefill: %w", err)
+	}
+	if err := bufs.verify("prefill"); err != nil {
+		return nil, err
+	}
+	rb, err := out.read()
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]uint16, T*hq*d)
+	for i := 0; i < T; i++ {
+		for j := 0; j < outTok; j++ {
+			x := binary.LittleEndian.Uint16(rb[2*(i*outTok+j):])
+			if j >= hq*d {
+				if x != 0xFFFF {
+					return nil, fmt.Errorf("prefill wrote element %d of the gap after row %d: %#04x", j-hq*d, i, x)
+				}
+				continue
+			}
+			raw[i*hq*d+j] = x
+		}
+	}
+	return raw, nil
+}

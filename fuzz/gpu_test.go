@@ -1,0 +1,63 @@
+package fuzz
+
+import (
+	"errors"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The GPU targets: each property of GPUProperties as a rapid test (TestGPUX) and a fuzz target
+// (FuzzX). Both skip without $OCTANT_LIB. On the GPU machine run one target at a time with
+// -parallel=1 (make fuzz-gpu). TestOracleX run the same checks with the oracle alone (its
+// float32 models held to the bounds every tier is held to), so CI exercises the harness too.
+
+func skipWithoutLib(tb testing.TB) {
+	tb.Helper()
+	if _, err := EnvGPU(); errors.Is(err, ErrNoLib) {
+		tb.Skip(err)
+	} else if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestGPUStore(t *testing.T)   { skipWithoutLib(t); rapid.Check(t, PropGPUStore) }
+func TestGPURotate(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPURotate) }
+func TestGPUDecode(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPUDecode) }
+func TestGPUReduce(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPUReduce) }
+func TestGPUPrefill(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPUPrefill) }
+
+func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
+	skipWithoutLib(f)
+	fuzzSeeds(f)
+	f.Fuzz(rapid.MakeFuzz(prop))
+}
+
+func FuzzStore(f *testing.F)   { gpuFuzz(f, PropGPUStore) }
+func FuzzRotate(f *testing.F)  { gpuFuzz(f, PropGPURotate) }
+func FuzzDecode(f *testing.F)  { gpuFuzz(f, PropGPUDecode) }
+func FuzzReduce(f *testing.F)  { gpuFuzz(f, PropGPUReduce) }
+func FuzzPrefill(f *testing.F) { gpuFuzz(f, PropGPUPrefill) }
+
+// oracleOnly runs check on cases of gen with no library: the oracle's side of every GPU target
+// (its float32 models against the bounds, its rotation against FORMAT.md §3 read independently,
+// the store's oracle bytes against slot acceptance). Few cases by default: CI time.
+func oracleOnly[C any](t *testing.T, gen *rapid.Generator[*C], check func(*GPU, *C) error) {
+	rapid.Check(t, func(rt *rapid.T) {
+		c := gen.Draw(rt, "case")
+		if err := check(nil, c); err != nil {
+			rt.Fatal(err)
+		}
+	})
+}
+
+func TestOracleStore(t *testing.T)  { oracleOnly(t, GPUStoreCases(), CheckGPUStore) }
+func TestOracleRotate(t *testing.T) { oracleOnly(t, GPURotateCases(), CheckGPURotate) }
+func TestOracleReduce(t *testing.T) { oracleOnly(t, GPUReduceCases(), CheckGPUReduce) }
+func TestOracleDecode(t *testing.T) {
+	oracleOnly(t, GPUDecodeCases(GPUDecodeOptions), CheckGPUDecode)
+}
+func TestOraclePrefill(t *testing.T) {
+	t.Skip("open: oracle.PrefillProfileF32 (prefill-int8row+prefill-chunk-f16) returns NaN on outlier inputs where oracle.PrefillProfile models a finite value (found 2026-12-01; docs/bounds.md, \"Open\"); the GPU prefill target (prefill-fp32) does not use it")
+	oracleOnly(t, GPUPrefillCases(), CheckGPUPrefill)
+}
