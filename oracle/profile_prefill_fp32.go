@@ -76,6 +76,9 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 					}
 					r.s[k], r.ds[k] = make([]float64, n), make([]float64, n)
 				}
+				// ovf: an fp32 intermediate of this head may overflow (a product q·k, the score, or
+				// below the accumulator Σ p·v with p ≤ 1): the profile then makes no claim there.
+				ovf := make([]bool, G)
 				score := func(t int, key []float64) {
 					for k := 0; k < G; k++ {
 						var sum, abs float64
@@ -86,6 +89,9 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 						}
 						r.s[k][t] = cs * sum
 						r.ds[k][t] = gam*cs*abs + float64(d+16)*0x1p-126 // flushes to zero: one per term
+						if abs > fp32Half || cs*abs > fp32Half {
+							ovf[k] = true
+						}
 					}
 				}
 				for t := 0; t < np; t++ {
@@ -112,8 +118,26 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 					model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
 				}
 				r.eval(model, bound)
+				vsum, tmp := make([]float64, d), make([]float64, d)
+				for t := 0; t < n; t++ {
+					r.value(t, tmp)
+					for j, x := range tmp {
+						vsum[j] += math.Abs(x)
+					}
+				}
+				for k := 0; k < G; k++ {
+					for j := range bound[k] {
+						if ovf[k] || vsum[j] > fp32Half {
+							bound[k][j] = math.Inf(1)
+						}
+					}
+				}
 			}
 		}
 	}
 	return res, nil
 }
+
+// fp32Half is half the largest float32: an fp32 sum of terms whose magnitudes add up to more may
+// overflow to ±inf.
+const fp32Half = math.MaxFloat32 / 2
