@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
@@ -256,6 +257,7 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 	if err != nil {
 		return err
 	}
+	decodeTiming.count()
 	j := &decodeJudge{c: c, in: in, profiles: map[oracle.Profile]*oracle.ProfileResult{}}
 	for _, im := range impls {
 		var r *decodeRun
@@ -265,10 +267,18 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 			}
 			r, err = runDecodeOracle(c, in)
 		} else {
+			t0 := time.Now()
 			r, err = runDecodeLib(g, im.Tier, c, in)
+			decodeTiming.add("device", t0)
 		}
 		if err != nil {
 			return err
+		}
+		t0 := time.Now()
+		_, perr := j.profile(oracle.ProfileDot4Int8Q)
+		decodeTiming.add("oracle", t0)
+		if perr != nil {
+			return perr
 		}
 		if err := j.check(im, r); err != nil {
 			return err
@@ -276,7 +286,9 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 		if im.Oracle {
 			continue
 		}
+		t1 := time.Now()
 		r2, err := runDecodeLib(g, im.Tier, c, in)
+		decodeTiming.add("device", t1)
 		if err != nil {
 			return fmt.Errorf("second run: %w", err)
 		}

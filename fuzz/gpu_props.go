@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -54,7 +55,9 @@ func propGPU(t *rapid.T) *GPU {
 func PropGPUDecode(t *rapid.T) {
 	g := propGPU(t)
 	c := GPUDecodeCases(GPUDecodeOptions).Draw(t, "case")
+	t0 := time.Now()
 	in, err := c.Spec.Build()
+	decodeTiming.add("build", t0)
 	if err != nil {
 		t.Fatalf("building the generated decode call: %v", err)
 	}

@@ -166,6 +166,11 @@ func (r *profRows) eval(model, bound [][]float64) {
 			st.a[t] = w
 			if k := r.kappa[t]; k > 0 {
 				st.a[t] = attRoundF16(w*k) / k
+				if math.IsInf(attRoundF16(k), 0) {
+					// P' = fp16(p·κ) overflows for p near 1, which any token reaches against a
+					// running maximum (the first one always): no claim (docs/bounds.md).
+					st.bad = true
+				}
 			}
 			if math.IsInf(st.a[t], 0) || math.IsNaN(st.a[t]) {
 				st.bad = true
@@ -260,6 +265,17 @@ func (r *profRows) eval(model, bound [][]float64) {
 		g := (1+pr.u)*(1+pr.u)/(1-theta) - 1
 		if theta >= 1 {
 			g = math.Inf(1)
+		}
+		for j := range A0[h] {
+			if A0[h][j]*float64(d) > fp32Near { // the fp32 accumulator Σ p·v may overflow: no claim
+				st.bad = true
+			}
+		}
+		if st.bad {
+			for j := range b {
+				b[j] = math.Inf(1)
+			}
+			continue
 		}
 		gMax := attGamma(st.nMax, pr.u)
 		ftz := float64(n) * float64(st.nMax+1) * pr.ftz

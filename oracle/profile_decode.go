@@ -46,16 +46,24 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 		ps    *profScorer
 		slots [][]byte
 		qs    []profQuery
+		over  []bool
 	}
 	parallelJobs(len(jobs), func() *state {
-		return &state{ps: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G)}
+		return &state{ps: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G), over: make([]bool, G)}
 	}, func(st *state, n int) {
 		i, h := jobs[n].i, jobs[n].h
 		st.slots = in.tokenSlots(i, h, 0, in.Klen(i), st.slots[:0])
 		for k := 0; k < G; k++ {
 			hq := h*G + k
 			q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
-			st.qs[k] = prepQuery(p, Rotate(q, in.KSigns, f.KRotBlock()))
+			rq := Rotate(q, in.KSigns, f.KRotBlock())
+			st.over[k] = false
+			for _, x := range rq {
+				if math.Abs(float64(x)) > fp32Near || math.IsNaN(float64(x)) {
+					st.over[k] = true // the fp32 rotation of the query (nearly) overflows: no claim
+				}
+			}
+			st.qs[k] = prepQuery(p, rq)
 		}
 		rows := st.ps.cacheRows(st.qs, st.slots, prec)
 		rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
@@ -67,6 +75,13 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 			model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
 		}
 		rows.eval(model, bound)
+		for k := 0; k < G; k++ {
+			if st.over[k] {
+				for j := range bound[k] {
+					bound[k][j] = math.Inf(1)
+				}
+			}
+		}
 	})
 	return res, nil
 }
@@ -154,6 +169,12 @@ func (ps *profScorer) score(q *profQuery) (s, ds float64) {
 	}
 	s = ps.c * sum
 	ds = attGamma(ps.kInt, 0x1p-24)*ps.c*abs + ps.c*amb + 16*0x1p-126
+	if abs*LUTOne*math.Max(1, ps.c) > fp32Near {
+		// Within 2^24 of fp32 overflow: a kernel's intermediate (query scale × K scale × an
+		// integer dot of up to 2^20, before the 1/64 and sm_scale·log2 e factors) may overflow,
+		// whatever its order. No claim here (bound +Inf, docs/bounds.md).
+		ds = math.Inf(1)
+	}
 	return s, ds
 }
 

@@ -141,3 +141,7 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 // fp32Half is half the largest float32: an fp32 sum of terms whose magnitudes add up to more may
 // overflow to ±inf.
 const fp32Half = math.MaxFloat32 / 2
+
+// fp32Near is 2^-24 of the largest float32: magnitudes above it are "near overflow" for products
+// whose other factor the bound does not track (an integer dot of up to 2^20, a block count).
+const fp32Near = math.MaxFloat32 * 0x1p-24
