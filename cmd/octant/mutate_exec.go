@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killResult is what one phase did to a library.
+type killResult struct {
+	Killed  bool          `json:"killed"`
+	By      string        `json:"by,omitempty"`      // the first failing test or fuzz target
+	After   time.Duration `json:"after_ns"`          // time from the phase's start to the first failure (or the whole phase)
+	Cases   int           `json:"cases"`             // tests started (grid) or fuzzer execs (fuzz) until then
+	Message string        `json:"message,omitempty"` // the failure line
+	Error   string        `json:"error,omitempty"`   // the phase could not run
+}
+
+var (
+	failLine  = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	runLine   = regexp.MustCompile(`^=== RUN\s`)
+	execsLine = regexp.MustCompile(`execs: (\d+)`)
+	propLine  = regexp.MustCompile(`(gpu-[a-z]+: .*)`)
+)
+
+// runUntilFail runs cmd with env, streaming its output to log, and stops it at the first failing
+// test ("--- FAIL: name"; the deepest name wins when several close at once) or when the budget
+// ends (0: no limit). It counts "=== RUN" lines and fuzzer execs as cases.
+func runUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) killResult {
+	ctx := context.Background()
+	var cancel context.CancelFunc = func() {}
+	if budget > 0 {
+		ctx, cancel = context.WithTimeout(ctx, budget)
+	}
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	// Its own process group, killed as a whole (a test binary's children, a shell's), and Wait
+	// returns soon after even if something still holds the output pipe.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	kill := func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = kill
+	cmd.WaitDelay = 2 * time.Second
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return killResult{Error: err.Error()}
+	}
+	res := killResult{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			line := sc.Text()
+			io.WriteString(log, line+"\n")
+			if runLine.MatchString(line) {
+				res.Cases++
+			}
+			if m := execsLine.FindStringSubmatch(line); m != nil {
+				res.Cases, _ = strconv.Atoi(m[1])
+			}
+			if m := propLine.FindStringSubmatch(line); m != nil && res.Message == "" {
+				res.Message = m[1]
+			}
+			if m := failLine.FindStringSubmatch(line); m != nil {
+				switch {
+				case !res.Killed:
+					res.Killed, res.By, res.After = true, m[1], time.Since(start)
+					kill()
+				case strings.HasPrefix(m[1], res.By+"/"):
+					res.By = m[1] // a parent's line comes first: name the failing subtest
+				}
+			}
+		}
+	}()
+	err := cmd.Wait()
+	pw.Close()
+	<-done
+	if !res.Killed {
+		res.After = time.Since(start)
+		if err != nil && ctx.Err() == nil {
+			// A failure without a "--- FAIL" line (a crash, a fuzz failure report): killed too.
+			res.Killed, res.By = true, name
+		}
+	}
+	return res
+}
