@@ -201,18 +201,19 @@ func (ps *profScorer) cacheRows(qs []profQuery, slots [][]byte, prec attPrec) *p
 	for k := range qs {
 		r.s[k], r.ds[k] = make([]float64, n), make([]float64, n)
 	}
+	// V values are decoded once here, while the slot is loaded for its scores, and served from
+	// this buffer to eval's passes (each reads every token's V once or twice).
+	d := ps.f.HeadSize
+	vals := make([]float64, n*d)
 	for t, sl := range slots {
 		ps.dec.loadRaw(sl)
 		for k := range qs {
 			r.s[k][t], r.ds[k][t] = ps.score(&qs[k])
 		}
 		r.kappa[t] = ps.kappa()
+		ps.dec.fillV()
+		copy(vals[t*d:(t+1)*d], ps.dec.v)
 	}
-	vd := newSlotDecoder64(ps.f)
-	r.value = func(t int, dst []float64) {
-		vd.loadRaw(slots[t])
-		vd.fillV()
-		copy(dst, vd.v)
-	}
+	r.value = func(t int, dst []float64) { copy(dst, vals[t*d:(t+1)*d]) }
 	return r
 }
