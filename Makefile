@@ -3,7 +3,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 export CGO_ENABLED ?= 0
 
-.PHONY: setup test vet fmt-check bench golden sums
+.PHONY: setup test vet fmt-check bench golden sums conform
 setup:
 	@command -v $(GO) >/dev/null || { echo "Go not found: install Go 1.26 (expected /usr/local/go/bin)"; exit 2; }
 	$(GO) mod download
@@ -15,6 +15,7 @@ setup:
 test: fmt-check vet sums isa hip
 	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GO) test ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
+	$(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100
 	$(MAKE) emu-test
 
 vet:
@@ -29,6 +30,24 @@ bench:
 
 golden:
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
+
+# The main job: `octant conform` on the default target. With nvcc and an NVIDIA GPU: the CUDA library
+# certified at runtime on the GPU. Without: the static certification of the gfx1100 and gfx942 code
+# objects (make isa) and the oracle's golden check; it says what it did not certify.
+CONFORM_BUDGET ?= 10m
+conform:
+	@if command -v $(NVCC) >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then \
+	  $(MAKE) cuda && $(GO) run ./cmd/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_cuda.so --budget $(CONFORM_BUDGET) --out $(KBUILD)/conform-gpu; \
+	else \
+	  echo "conform: no nvcc here: static certification of gfx1100 and gfx942 (code objects only) and the oracle's golden check;"; \
+	  echo "conform: nothing is run on a GPU, so no runtime behaviour is certified (run make conform on a GPU machine for that)."; \
+	  $(MAKE) isa >/dev/null && \
+	  $(GO) run ./cmd/octant golden --check corpus/golden/upstream && \
+	  { $(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; a=$$?; \
+	    $(GO) run ./cmd/octant conform --isa-only --arch gfx942 --out $(KBUILD)/conform-gfx942; b=$$?; \
+	    echo "conform: gfx1100 exit $$a, gfx942 exit $$b (1 = not certified; gfx942 lacks its native MFMA decode and prefill);" \
+	      "reports in $(KBUILD)/conform-gfx1100 and $(KBUILD)/conform-gfx942"; [ $$a -le 1 ] && [ $$b -le 1 ]; }; \
+	fi
 
 # The golden files must be the upstream ones, unchanged.
 sums:

@@ -55,6 +55,44 @@ type Arch struct {
 	BuildFlags  []string      // how its code objects are compiled (mk/kernels.mk)
 	Disassemble string        // the disassembler whose output CheckDisassembly reads ("" = none)
 	Kernels     []KernelNeeds // what its code objects must contain
+	// Requires lists, per op, the tiers a certificate needs (KERNELS.md §6): decode and prefill
+	// need the named tiers, and a tier the registry lists without a profile for that op is a kernel
+	// that does not exist yet, which makes the architecture not certifiable.
+	Requires []Requirement
+}
+
+// Requirement is one op a certificate needs, on the named tiers.
+type Requirement struct {
+	Op    string   // "decode", "prefill", "store", "reduce", "rotate"
+	Tiers []string // tier names; all must be present and pass
+}
+
+// Missing returns the required (op, tier) pairs the registry knows have no kernel: a required
+// tier that is not in Tiers, or that lists no profile (or no such op) for a decode or prefill.
+func (a Arch) Missing() []string {
+	var out []string
+	for _, r := range a.Requires {
+		for _, tn := range r.Tiers {
+			t, ok := a.Tier(tn)
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s: tier %s not registered", r.Op, tn))
+			case r.Op == "decode" && t.DecodeProfile == "", r.Op == "prefill" && t.PrefillProfile == "":
+				out = append(out, fmt.Sprintf("%s: no %s %s kernel (the contract requires a native %s)", r.Op, tn, r.Op, r.Op))
+			}
+		}
+	}
+	return out
+}
+
+// Tier returns the named tier.
+func (a Arch) Tier(name string) (Tier, bool) {
+	for _, t := range a.Tiers {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tier{}, false
 }
 
 // The ABI's tier ids (csrc/include/octave_capi.h, enum octave_tier).
@@ -133,6 +171,7 @@ var registry = []Arch{
 		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
 		Kernels:     portableNeeds(),
+		Requires:    nativeRequires("wmma"),
 	},
 	{
 		Name: "gfx942", Vendor: AMD, Family: "CDNA3 (MI300)", WaveSize: 64, LogicalWave: 32,
@@ -145,6 +184,7 @@ var registry = []Arch{
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
 		Kernels:     portableNeeds(),
+		Requires:    nativeRequires("mfma"),
 	},
 	{
 		Name: "sm_90", Vendor: NVIDIA, Family: "Hopper", WaveSize: 32, LogicalWave: 32,
@@ -156,12 +196,27 @@ var registry = []Arch{
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),
+		// Octant's decision (docs/conformance.md): on sm_90 the portable decode and prefill are
+		// certified; the mma tier is not required until it exists.
+		Requires: []Requirement{{"decode", []string{"portable"}}, {"prefill", []string{"portable"}},
+			{"store", nil}, {"reduce", nil}, {"rotate", nil}},
 	},
 	{
 		Name: "emu", Vendor: CPU, Family: "CPU emulator", WaveSize: 32, LogicalWave: 32,
 		Tiers:      []Tier{portable()},
 		BuildFlags: []string{"c++", "-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off"},
+		// The emulator certifies like sm_90 (the portable tiers), so the runner runs anywhere.
+		Requires: []Requirement{{"decode", []string{"portable"}}, {"prefill", []string{"portable"}},
+			{"store", nil}, {"reduce", nil}, {"rotate", nil}},
 	},
+}
+
+// nativeRequires is KERNELS.md §6 for an AMD architecture: decode on the native tier and the
+// portable dot4 reference, prefill on the native tier, store, reduce and rotate (one portable
+// implementation each).
+func nativeRequires(native string) []Requirement {
+	return []Requirement{{"decode", []string{native, "portable"}}, {"prefill", []string{native}},
+		{"store", nil}, {"reduce", nil}, {"rotate", nil}}
 }
 
 // All returns the registered architectures (a copy).

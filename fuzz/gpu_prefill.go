@@ -127,7 +127,7 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 	if err != nil {
 		return fmt.Errorf("building the call: %w", err)
 	}
-	_, written, err := oracle.ExactPrefill(in)
+	exact, written, err := oracle.ExactPrefill(in)
 	if err != nil {
 		return err
 	}
@@ -185,8 +185,17 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 		}
 		worst, ratio := res.Check(got)
 		if ratio > 1 {
-			return fmt.Errorf("%s (profile %s+%s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (oracle.PrefillProfile, docs/bounds.md)",
+			msg := fmt.Sprintf("%s (profile %s+%s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (oracle.PrefillProfile, docs/bounds.md)",
 				im.Name, prefix, chunk, elemName(worst, in.NumQHeads, d), got[worst], res.Model[worst], res.Bound[worst], math.Abs(got[worst]-res.Model[worst]), ratio)
+			var g, e []float64
+			for i := 0; i < in.NumTokens; i++ {
+				if written[i] {
+					g = append(g, got[i*rowLen:(i+1)*rowLen]...)
+					e = append(e, exact[i*rowLen:(i+1)*rowLen]...)
+				}
+			}
+			rel := oracle.RelL2(g, e)
+			return &BoundError{Msg: msg, Ratio: ratio, RelL2: rel, WithinContract: rel < oracle.ContractRelL2}
 		}
 	}
 	return nil

@@ -1,0 +1,221 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// SchemaVersion is the certificate schema's version (docs/conformance.md).
+const SchemaVersion = 1
+
+// Certificate is certificate.json.
+type Certificate struct {
+	Schema       int          `json:"schema"`
+	Suite        string       `json:"suite"`  // octant version
+	Commit       string       `json:"commit"` // git commit of the suite
+	Dirty        bool         `json:"dirty"`  // uncommitted changes in the suite's tree
+	Mode         string       `json:"mode"`   // "runtime" or "isa-only"
+	Arch         string       `json:"arch"`
+	Library      string       `json:"library,omitempty"`
+	LibrarySHA   string       `json:"library_sha256,omitempty"`
+	ABI          int          `json:"abi,omitempty"`
+	BuildInfo    string       `json:"build_info,omitempty"`
+	Device       string       `json:"device,omitempty"`
+	Runtime      string       `json:"runtime,omitempty"` // runtime and driver as the library reports them
+	Date         string       `json:"date"`
+	Command      string       `json:"command"`
+	Seed         int          `json:"seed"`
+	Budget       string       `json:"budget"`
+	Certified    bool         `json:"certified"`
+	Missing      []string     `json:"missing,omitempty"` // required kernels that do not exist
+	Status       Status       `json:"status"`
+	Summary      []Summary    `json:"summary"`
+	Cases        []CaseResult `json:"cases"`
+	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
+}
+
+// Finish sets the status, summary and verdict from the cases and the missing kernels.
+func (c *Certificate) Finish() {
+	c.Status = Pass
+	for _, r := range c.Cases {
+		c.Status = Worst(c.Status, r.Status)
+	}
+	if len(c.Missing) > 0 {
+		c.Status = Fail
+	}
+	c.Summary = Summarize(c.Cases, 2)
+	c.Certified = c.Status != Fail && len(c.Missing) == 0 && len(c.Cases) > 0
+}
+
+// Write writes certificate.json, report.md and junit.xml into dir.
+func (c *Certificate) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	j, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "certificate.json"), append(j, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(c.Report()), 0o644); err != nil {
+		return err
+	}
+	x, err := c.JUnit()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "junit.xml"), x, 0o644)
+}
+
+// Report is report.md: the verdict, a summary per op and tier, every failing case with its replay
+// command, and the distribution of distances from exact attention.
+func (c *Certificate) Report() string {
+	var b strings.Builder
+	verdict := "**CERTIFIED**"
+	if !c.Certified {
+		verdict = "**NOT CERTIFIED**"
+	}
+	fmt.Fprintf(&b, "# Octave KV conformance: %s (%s) — %s\n\n", c.Arch, c.Mode, verdict)
+	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- date: %s\n- command: `%s`\n- seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.Date, c.Command, c.Seed, c.Budget)
+	if c.Library != "" {
+		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
+	}
+	if len(c.Missing) > 0 {
+		fmt.Fprintf(&b, "\nNot certifiable: the contract (KERNELS.md §6) requires kernels that do not exist:\n\n")
+		for _, m := range c.Missing {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	if len(c.NotCertified) > 0 {
+		fmt.Fprintf(&b, "\nNot covered by this certificate:\n\n")
+		for _, m := range c.NotCertified {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	b.WriteString("\n## Summary\n\n| node | status | Pass | QualityWarning | NotSupported | Fail |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, s := range c.Summary {
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", s.Node, s.Status, s.Counts["Pass"], s.Counts["QualityWarning"], s.Counts["NotSupported"], s.Counts["Fail"])
+	}
+	var bad []CaseResult
+	for _, r := range c.Cases {
+		if r.Status == Fail || r.Status == QualityWarning {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) > 0 {
+		b.WriteString("\n## Failures and quality warnings\n\n")
+		for _, r := range bad {
+			fmt.Fprintf(&b, "- `%s` **%s**: %s\n", r.Path, r.Status, r.Message)
+			if r.Replay != "" {
+				fmt.Fprintf(&b, "  - replay: `%s`\n", r.Replay)
+			}
+		}
+	}
+	b.WriteString(c.timeTable())
+	return b.String()
+}
+
+// timeTable is the per-op distribution of case times (the runtime's cost, for budgeting).
+func (c *Certificate) timeTable() string {
+	per := map[string][]float64{}
+	for _, r := range c.Cases {
+		op := strings.SplitN(r.Path, "/", 3)
+		if len(op) >= 2 && r.Seconds > 0 {
+			k := op[0] + "/" + op[1]
+			per[k] = append(per[k], r.Seconds)
+		}
+	}
+	if len(per) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Case times\n\n| op/tier | cases | median s | max s |\n| --- | --- | --- | --- |\n")
+	keys := make([]string, 0, len(per))
+	for k := range per {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := per[k]
+		sort.Float64s(v)
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f |\n", k, len(v), v[len(v)/2], v[len(v)-1])
+	}
+	return b.String()
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Output    string        `xml:"system-out,omitempty"`
+}
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit is junit.xml: one suite per op, one case per battery case (quality warnings pass with the
+// message as output, NotSupported cases are skipped).
+func (c *Certificate) JUnit() ([]byte, error) {
+	suites := map[string]*junitSuite{}
+	var order []string
+	for _, r := range c.Cases {
+		op := strings.SplitN(r.Path, "/", 2)[0]
+		s := suites[op]
+		if s == nil {
+			s = &junitSuite{Name: "octant/" + c.Arch + "/" + op}
+			suites[op] = s
+			order = append(order, op)
+		}
+		jc := junitCase{Name: r.Path, Classname: "octant." + op, Time: fmt.Sprintf("%.3f", math.Max(r.Seconds, 0))}
+		switch r.Status {
+		case Fail:
+			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: r.Message + "\n" + r.Replay}
+			s.Failures++
+		case NotSupported:
+			jc.Skipped = &junitMessage{Message: r.Message}
+			s.Skipped++
+		case QualityWarning:
+			jc.Output = "QualityWarning: " + r.Message
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, jc)
+	}
+	var all junitSuites
+	for _, op := range order {
+		all.Suites = append(all.Suites, *suites[op])
+	}
+	b, err := xml.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

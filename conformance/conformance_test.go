@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/fuzz"
+)
+
+func TestWorstWins(t *testing.T) {
+	cases := []CaseResult{{Path: "decode/portable/a", Status: Pass}, {Path: "decode/portable/b", Status: QualityWarning},
+		{Path: "decode/wmma/c", Status: NotSupported}, {Path: "store/portable/d", Status: Fail}}
+	got := map[string]Status{}
+	for _, s := range Summarize(cases, 2) {
+		got[s.Node] = s.Status
+	}
+	want := map[string]Status{"decode": QualityWarning, "decode/portable": QualityWarning, "decode/wmma": NotSupported, "store": Fail, "store/portable": Fail}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, expected %v (worst wins)", k, got[k], v)
+		}
+	}
+	c := &Certificate{Cases: cases}
+	c.Finish()
+	if c.Certified || c.Status != Fail {
+		t.Errorf("a failing case: certified %v status %v", c.Certified, c.Status)
+	}
+	c = &Certificate{Cases: cases[:3]}
+	c.Finish()
+	if !c.Certified || c.Status != QualityWarning {
+		t.Errorf("quality warnings only: certified %v status %v, expected certified with QualityWarning", c.Certified, c.Status)
+	}
+	c = &Certificate{Cases: cases[:1], Missing: []string{"prefill: no mfma prefill kernel"}}
+	c.Finish()
+	if c.Certified {
+		t.Error("a missing required kernel must not certify")
+	}
+}
+
+func TestStatusOf(t *testing.T) {
+	if s, _ := statusOf(nil); s != Pass {
+		t.Error("nil error")
+	}
+	if s, _ := statusOf(&fuzz.BoundError{Msg: "x", WithinContract: true}); s != QualityWarning {
+		t.Error("a bound error within the contract must be a quality warning")
+	}
+	if s, _ := statusOf(&fuzz.BoundError{Msg: "x", WithinContract: false}); s != Fail {
+		t.Error("a bound error outside the contract must fail")
+	}
+	if s, _ := statusOf(errors.New("padding row not zero")); s != Fail {
+		t.Error("other errors must fail")
+	}
+}
+
+func TestReportAndJUnit(t *testing.T) {
+	c := &Certificate{Schema: SchemaVersion, Arch: "sm_90", Mode: "runtime", Cases: []CaseResult{
+		{Path: "decode/portable/k3v4/seed1", Status: Fail, Message: "bad <value> & more", Replay: "octant replay --lib L f.json", Seconds: 0.5},
+		{Path: "decode/portable/k3v4/seed2", Status: QualityWarning, Message: "near"},
+		{Path: "rotate/portable/x/seed3", Status: NotSupported, Message: "why"}}}
+	c.Finish()
+	dir := t.TempDir()
+	if err := c.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, w := range []string{"NOT CERTIFIED", "decode/portable/k3v4/seed1", "replay: `octant replay --lib L f.json`"} {
+		if !strings.Contains(string(rep), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
+	}
+	var j junitSuites
+	b, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatalf("junit.xml does not parse: %v", err)
+	}
+	if len(j.Suites) != 2 || j.Suites[0].Failures != 1 || j.Suites[1].Skipped != 1 {
+		t.Errorf("junit suites %+v: expected decode (1 failure) and rotate (1 skipped)", j.Suites)
+	}
+}
+
+func TestStaticCases(t *testing.T) {
+	a, _ := arch.Lookup("gfx1100")
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "gfx1100"), 0o755)
+	// A disassembly with the store kernel only, lacking its byte permute.
+	os.WriteFile(filepath.Join(dir, "gfx1100", "x.s"), []byte("0000000000001000 <octave_store_kernel>:\n\tv_add_f32 v0, v1, v2\n"), 0o644)
+	cases, err := StaticCases(a, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fails, ns int
+	for _, c := range cases {
+		switch c.Status {
+		case Fail:
+			fails++
+		case NotSupported:
+			ns++
+		}
+	}
+	if fails < 2 || ns == 0 {
+		t.Errorf("%d failing and %d NotSupported cases: expected the missing kernels and byte permute to fail and the runtime ops NotSupported", fails, ns)
+	}
+	if _, err := StaticCases(a, t.TempDir()); err == nil || !strings.Contains(err.Error(), "make isa") {
+		t.Errorf("no disassemblies: %v", err)
+	}
+}

@@ -1,0 +1,97 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Status is a case's (or a subtree's) outcome; a larger value is worse.
+type Status int
+
+// Statuses, best first.
+const (
+	Pass Status = iota
+	NotSupported
+	QualityWarning
+	Fail
+)
+
+var statusNames = []string{"Pass", "NotSupported", "QualityWarning", "Fail"}
+
+func (s Status) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// MarshalText writes the status's name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if string(b) == n {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("status %q: expected one of %v", b, statusNames)
+}
+
+// Worst is the worse of two statuses.
+func Worst(a, b Status) Status { return max(a, b) }
+
+// CaseResult is one case of the battery.
+type CaseResult struct {
+	Path     string  `json:"path"`
+	Status   Status  `json:"status"`
+	Seconds  float64 `json:"seconds"`
+	Message  string  `json:"message,omitempty"`
+	Replay   string  `json:"replay,omitempty"`      // the command that replays a failing case
+	RelL2    float64 `json:"rel_l2,omitempty"`      // quality warnings and bound failures: distance from exact
+	BoundErr float64 `json:"bound_ratio,omitempty"` // |error|/bound at the worst element, when outside the bound
+}
+
+// MarshalJSON keeps NaN out of the JSON.
+func (c CaseResult) MarshalJSON() ([]byte, error) {
+	type plain CaseResult
+	p := plain(c)
+	if p.RelL2 != p.RelL2 {
+		p.RelL2 = 0
+	}
+	return json.Marshal(p)
+}
+
+// Summary is the status of every prefix of the case paths (worst wins) and the counts.
+type Summary struct {
+	Node   string         `json:"node"`
+	Status Status         `json:"status"`
+	Counts map[string]int `json:"counts"`
+}
+
+// Summarize returns one Summary per path prefix of depth ≤ depth (op, op/tier, …), sorted.
+func Summarize(cases []CaseResult, depth int) []Summary {
+	m := map[string]*Summary{}
+	for _, c := range cases {
+		el := strings.Split(c.Path, "/")
+		for k := 1; k <= depth && k <= len(el); k++ {
+			key := strings.Join(el[:k], "/")
+			s := m[key]
+			if s == nil {
+				s = &Summary{Node: key, Counts: map[string]int{}}
+				m[key] = s
+			}
+			s.Status = Worst(s.Status, c.Status)
+			s.Counts[c.Status.String()]++
+		}
+	}
+	out := make([]Summary, 0, len(m))
+	for _, s := range m {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
