@@ -173,6 +173,11 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "SURVIVED")
 			status = 1
 		}
+		// Written after every mutant, so a run stopped early still leaves its matrix.
+		if err := writeKillMatrix(*out, *kind, rows); err != nil {
+			fmt.Fprintf(stderr, "octant mutate: %v\n", err)
+			return 2
+		}
 	}
 	if err := writeKillMatrix(*out, *kind, rows); err != nil {
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
