@@ -83,7 +83,7 @@ func TestConventionalStore(t *testing.T) {
 				}
 			}
 			if rel := oracle.RelL2(g, w); !(rel < 1e-2) {
-				t.Errorf("dequantized cache: relative L2 %.4g from the reference, expected < 1e-2", rel)
+				failf(t, "dequantized cache: relative L2 %.4g from the reference, expected < 1e-2", rel)
 			}
 		})
 	}
@@ -103,7 +103,7 @@ func TestConventionalStoreSkip(t *testing.T) {
 			in = in || (i >= o && i < o+f.SlotBytes())
 		}
 		if !in && got[i] != want[i] {
-			t.Fatalf("cache byte %d outside the live slot changed", i)
+			fatalf(t, "cache byte %d outside the live slot changed", i)
 		}
 	}
 }
@@ -187,12 +187,12 @@ func conventionalDecode(t *testing.T, dev *kernels.Device, tier kernels.TierDesc
 	raw := bytesU16(out.read(t))
 	for j := R * hq * 256; j < nq*hq*256; j++ {
 		if raw[j] != 0 && raw[j] != 0x8000 {
-			t.Fatalf("padding query: element %d = %#04x, expected exactly 0", j, raw[j])
+			fatalf(t, "padding query: element %d = %#04x, expected exactly 0", j, raw[j])
 		}
 	}
 	got := actsToF64(raw[:R*hq*256], dt)
 	if rel := oracle.RelL2(got, exact[:R*hq*256]); !(rel < 2e-2) {
-		t.Errorf("relative L2 %.4g from the reference, expected < 2e-2", rel)
+		failf(t, "relative L2 %.4g from the reference, expected < 2e-2", rel)
 	}
 }
 
@@ -218,7 +218,7 @@ func TestConventionalPrefill(t *testing.T) {
 						}
 					}
 					if rel := oracle.RelL2(g, e); !(rel < 2e-2) {
-						t.Errorf("relative L2 %.4g from the reference, expected < 2e-2", rel)
+						failf(t, "relative L2 %.4g from the reference, expected < 2e-2", rel)
 					}
 				})
 			})

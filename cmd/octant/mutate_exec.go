@@ -24,7 +24,12 @@ type killResult struct {
 }
 
 var (
-	failLine  = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	failLine = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	// A failure message streams before its "--- FAIL" line, which parallel subtests only print
+	// when their parent ends: the kernel tests' failures end with their reproduce line, rapid's
+	// start with "[rapid] failed". The test is the last one started or continued.
+	failMsg   = regexp.MustCompile(`\[seed \d+; reproduce: |\[rapid\] failed`)
+	contLine  = regexp.MustCompile(`^=== (?:RUN|CONT)\s+(\S+)`)
 	runLine   = regexp.MustCompile(`^=== RUN\s`)
 	execsLine = regexp.MustCompile(`execs: (\d+)`)
 	propLine  = regexp.MustCompile(`(gpu-[a-z]+: .*)`)
@@ -55,6 +60,7 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 		return killResult{Error: err.Error()}
 	}
 	res := killResult{}
+	last := name
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -71,6 +77,13 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 			}
 			if m := propLine.FindStringSubmatch(line); m != nil && res.Message == "" {
 				res.Message = m[1]
+			}
+			if m := contLine.FindStringSubmatch(line); m != nil {
+				last = m[1]
+			}
+			if failMsg.MatchString(line) && !res.Killed {
+				res.Killed, res.By, res.After = true, last, time.Since(start)
+				kill()
 			}
 			if m := failLine.FindStringSubmatch(line); m != nil {
 				switch {

@@ -44,6 +44,13 @@ func TestRunUntilFail(t *testing.T) {
 	if r.Killed || r.Cases != 42 {
 		t.Errorf("passing run: %+v, expected not killed and 42 cases (the fuzzer's execs)", r)
 	}
+	// A parallel subtest's failure message streams first: killed then, named by the last
+	// test continued, long before the parent's "--- FAIL" lines.
+	t0 = time.Now()
+	r = runUntilFail("sh", []string{"-c", `echo "=== RUN   TestB"; echo "=== CONT  TestB/x"; echo "    f.go:1: bad value"; echo "        [seed 1; reproduce: go test …]"; sleep 20; echo "--- FAIL: TestB"`}, nil, 0, io.Discard)
+	if !r.Killed || r.By != "TestB/x" || time.Since(t0) > 10*time.Second {
+		t.Errorf("streamed failure: %+v after %v, expected killed by TestB/x at once", r, time.Since(t0))
+	}
 	r = runUntilFail("sh", []string{"-c", "sleep 20"}, nil, 200*time.Millisecond, io.Discard)
 	if r.Killed || r.After > 10*time.Second {
 		t.Errorf("budget: %+v, expected stopped at the budget and not counted as a kill", r)
