@@ -146,7 +146,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 			gridArgs = append(gridArgs, "-test.short")
 		}
 		fmt.Fprintf(stdout, "grid… ")
-		row.Grid = runUntilFail(kt, gridArgs, env, 0, logf)
+		row.Grid = gridPhase(kt, gridArgs, env, m.Op, logf)
 		// The fuzz phase: for a mutant until the grid or the fuzzer kills it; for the unmutated
 		// build always (it must survive the whole budget).
 		if (!row.Grid.Killed || m.ID == 0) && *budget > 0 {
@@ -185,6 +185,27 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "kill matrix: %s\n", filepath.Join(*out, "kill-matrix.md"))
 	return status
+}
+
+// opTests are the kernel tests of each op: the grid runs them first for a mutant of that op (the
+// order changes when a mutant dies, not whether), then the rest.
+var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", "decode": "^TestDecode", "reduce": "^TestReduce",
+	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps"}
+
+// gridPhase runs the kernel grid: the op's own tests first, then every other test.
+func gridPhase(kt string, args, env []string, op string, log io.Writer) killResult {
+	re, ok := opTests[op]
+	if !ok {
+		return runUntilFail(kt, args, env, 0, log)
+	}
+	first := runUntilFail(kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
+	if first.Killed || first.Error != "" {
+		return first
+	}
+	rest := runUntilFail(kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log)
+	rest.After += first.After
+	rest.Cases += first.Cases
+	return rest
 }
 
 // fuzzPhase runs the GPU fuzz targets in turn, the budget shared equally, until one fails.
