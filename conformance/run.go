@@ -39,14 +39,19 @@ func RunBattery(g *fuzz.GPU, o Options) []CaseResult {
 		live = append(live, u)
 	}
 	start := time.Now()
+	var worst float64
+	g.Observe = func(_ string, r float64) { worst = max(worst, r) }
+	defer func() { g.Observe = nil }()
 	runOne := func(u Unit, seed int) {
 		t0 := time.Now()
+		worst = 0
 		path, c, err := u.run(g, seed)
 		st, be := statusOf(err)
 		r := CaseResult{Path: fmt.Sprintf("%s/seed%d", path, seed), Status: st, Seconds: time.Since(t0).Seconds()}
 		if err != nil {
 			r.Message = err.Error()
 		}
+		r.BoundErr = worst
 		if be != nil {
 			r.RelL2, r.BoundErr = be.RelL2, be.Ratio
 		}

@@ -52,7 +52,7 @@ type CaseResult struct {
 	Message  string  `json:"message,omitempty"`
 	Replay   string  `json:"replay,omitempty"`      // the command that replays a failing case
 	RelL2    float64 `json:"rel_l2,omitempty"`      // quality warnings and bound failures: distance from exact
-	BoundErr float64 `json:"bound_ratio,omitempty"` // |error|/bound at the worst element, when outside the bound
+	BoundErr float64 `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
 }
 
 // MarshalJSON keeps NaN out of the JSON.

@@ -24,6 +24,15 @@ type GPU struct {
 	Lib   *kernels.Lib
 	Dev   *kernels.Device
 	Tiers []kernels.TierDesc
+	// Observe, when set, receives each passing library result's worst |error|/bound (0 for the
+	// bit-exact rotate), so callers can report error distributions (octant conform).
+	Observe func(impl string, ratio float64)
+}
+
+func (g *GPU) observe(impl string, ratio float64) {
+	if g != nil && g.Observe != nil {
+		g.Observe(impl, ratio)
+	}
 }
 
 // OpenGPU opens the library at path and its device 0 and lists its tiers.

@@ -204,7 +204,7 @@ func implProfile(im Impl, declared string) (oracle.Profile, error) {
 // check judges one output: padding rows exactly ±0, then every element within the declared
 // profile's bound of its model; the worst element is reported with its value, model, bound and
 // where the bound comes from.
-func (j *decodeJudge) check(im Impl, r *decodeRun) error {
+func (j *decodeJudge) check(im Impl, r *decodeRun) (float64, error) {
 	in := j.in
 	d := in.Cache.F.HeadSize
 	hq := in.NumQHeads
@@ -215,21 +215,21 @@ func (j *decodeJudge) check(im Impl, r *decodeRun) error {
 		}
 		for e := i * rowLen; e < (i+1)*rowLen; e++ {
 			if r.raw[e]&0x7FFF != 0 {
-				return fmt.Errorf("%s: padding row %d (q_to_req %d, q_to_klen %d) is not exactly zero: %s = %#04x (%g); bound 0 (KERNELS.md §3.3: rows that attend to nothing are written as exact zeros)",
+				return 0, fmt.Errorf("%s: padding row %d (q_to_req %d, q_to_klen %d) is not exactly zero: %s = %#04x (%g); bound 0 (KERNELS.md §3.3: rows that attend to nothing are written as exact zeros)",
 					im.Name, i, in.QToReq[i], in.QToKlen[i], elemName(e, hq, d), r.raw[e], r.got[e])
 			}
 		}
 	}
 	p, err := implProfile(im, im.Tier.DecodeProfile)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !p.ReadsCache() {
-		return fmt.Errorf("tier %s declares decode profile %q: the oracle has no decode model for it", im.Name, p)
+		return 0, fmt.Errorf("tier %s declares decode profile %q: the oracle has no decode model for it", im.Name, p)
 	}
 	res, err := j.profile(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	worst, ratio := res.Check(r.got)
 	if ratio > 1 {
@@ -240,9 +240,9 @@ func (j *decodeJudge) check(im Impl, r *decodeRun) error {
 			be.RelL2 = oracle.RelL2(r.got, exact)
 			be.WithinContract = be.RelL2 < oracle.ContractRelL2
 		}
-		return be
+		return ratio, be
 	}
-	return nil
+	return ratio, nil
 }
 
 // BoundError is a result outside its declared profile's bound (every other failure — padding,
@@ -301,12 +301,14 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 		if perr != nil {
 			return perr
 		}
-		if err := j.check(im, r); err != nil {
+		ratio, err := j.check(im, r)
+		if err != nil {
 			return err
 		}
 		if im.Oracle {
 			continue
 		}
+		g.observe(im.Name, ratio)
 		t1 := time.Now()
 		r2, err := runDecodeLib(g, im.Tier, c, in)
 		decodeTiming.add("device", t1)

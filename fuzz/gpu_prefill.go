@@ -197,6 +197,9 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 			rel := oracle.RelL2(g, e)
 			return &BoundError{Msg: msg, Ratio: ratio, RelL2: rel, WithinContract: rel < oracle.ContractRelL2}
 		}
+		if !im.Oracle {
+			g.observe(im.Name, ratio)
+		}
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ func CheckGPURotate(g *GPU, c *GPURotateCase) error {
 				continue
 			}
 			first = got
+			g.observe(im.Name, 0)
 			for i := range got {
 				w := want[i]
 				nan := math.IsNaN(float64(c.Dtype.FromBits(w))) && math.IsNaN(float64(c.Dtype.FromBits(got[i])))
