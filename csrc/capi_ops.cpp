@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "octave_host.h"
+#include "octave_mutant.h"
 
 namespace {
 
@@ -283,11 +284,13 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   p.q_st = a.query_stride_token, p.q_sh = a.query_stride_head;
   p.c_sb = a.cache_stride_block, p.c_sh = a.cache_stride_head, p.c_st = a.cache_stride_token;
   p.kv_max = (int64_t)a.max_blocks * a.block_size;
-  p.split_len = (p.kv_max + a.num_splits - 1) / a.num_splits;
+  p.split_len = OCT_MUTANT(OCT_MUT_DECODE_SPLIT_FLOOR) ? p.kv_max / a.num_splits  // mutant: floor
+                                                       : (p.kv_max + a.num_splits - 1) / a.num_splits;
   p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride;
-  p.score_scale = (float)((double)a.sm_scale * kLog2e / 64.0);
+  const double log2e = OCT_MUTANT(OCT_MUT_DECODE_NO_LOG2E) ? 1.0 : kLog2e;  // mutant: natural-log scale
+  p.score_scale = (float)((double)a.sm_scale * log2e / 64.0);
   memcpy(p.k_signs, a.k_signs, 32);
   OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
   return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,

@@ -23,6 +23,7 @@
 // At the end of the split the TG token groups' (m, l, o) states are merged in shared memory
 // (workgroup barriers) and the wave of token group 0 writes the partial rows.
 #include "octave_lane.h"
+#include "octave_mutant.h"
 #include "octave_params.h"
 
 enum { DEC_TOK = 32, DEC_ROW_MAX = 248 };  // tokens per wave tile; largest staging row (k3v4)
@@ -135,7 +136,10 @@ OCT_DEV void dec_bid(const int32_t* bt_row, int block_size, int ts, int te, int 
 // Byte offset of the slot in the cache, or -1 when the block id is outside [0, num_blocks) (the
 // token is skipped and its slot never read) or the token is past the tile's end.
 OCT_DEV int64_t dec_off(const OctDecodeParams& p, int bid, int tin, int64_t hoff) {
-  return bid >= 0 && bid < p.num_blocks ? (int64_t)bid * p.c_sb + hoff + (int64_t)tin * p.c_st : -1;
+  // (mutant OCT_MUT_DECODE_BID_UNCHECKED: no upper bound)
+  return bid >= 0 && (OCT_MUTANT(OCT_MUT_DECODE_BID_UNCHECKED) || bid < p.num_blocks)
+             ? (int64_t)bid * p.c_sb + hoff + (int64_t)tin * p.c_st
+             : -1;
 }
 
 // K codebook words of 64-dim block b for the token of `row`, in the permuted dim order of
@@ -256,12 +260,13 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
     const int r = p.q_to_req[i];
     int64_t k = p.q_to_klen[i];
     k = k < p.kv_max ? k : p.kv_max;
-    if (r >= 0 && r < p.num_reqs && k > 0) req[j] = r, klen[j] = (int)k, valid |= 1 << j;
+    const bool rok = OCT_MUTANT(OCT_MUT_DECODE_REQ_UNCHECKED) || (r >= 0 && r < p.num_reqs);  // mutant: any r
+    if (rok && k > 0) req[j] = r, klen[j] = (int)k, valid |= 1 << j;
   }
 
   // Empty rows: o = 0, m = -inf, l = 0 for every query head; nothing is read.
   OCT_UNROLL for (int j = 0; j < 4; j++) {
-    if (!((exist & ~valid) >> j & 1)) continue;
+    if (!((exist & ~valid) >> j & 1) || OCT_MUTANT(OCT_MUT_DECODE_PAD_UNWRITTEN)) continue;  // mutant: not written
     for (int g = w; g < p.g; g += OCT_WAVES) {
       const float z[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + g) * p.num_splits + split;
@@ -284,17 +289,19 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
       }
     const int nq = nrows * p.g;  // query q = (row rows[q / G], head h*G + q % G)
 #define DEC_ROW(q) ((rows >> (4 * ((q) / p.g))) & 15)
+    // Query head of query q; mutant OCT_MUT_DECODE_GQA_MOD: the heads hq with hq % Hkv = h.
+#define DEC_HQ(q) (OCT_MUTANT(OCT_MUT_DECODE_GQA_MOD) ? ((q) % p.g) * p.hkv + h : h * p.g + (q) % p.g)
 
     // Query: rotate like K, quantize to int8 per 64-dim block.
     oct_sync();
     for (int q = w; q < nq; q += OCT_WAVES) {
-      const int i = row0 + DEC_ROW(q), hq = h * p.g + q % p.g;
+      const int i = row0 + DEC_ROW(q), hq = DEC_HQ(q);
       float x[8];
       oct_load8(p.query + (int64_t)i * p.q_st + (int64_t)hq * p.q_sh + 8 * lane, p.dtype, x);
       oct_rotate(x, p.k_signs, lane, !F::COMPACT);
       float amax = 0.0f;
       for (int e = 0; e < 8; e++) amax = oct_fmax(amax, oct_fabs(x[e]));
-      amax = oct_max8(amax);
+      amax = OCT_MUTANT(OCT_MUT_DECODE_QSCALE_ROW) ? oct_max32(amax) : oct_max8(amax);  // mutant: per row
       const float s = oct_div_rn(oct_fmax(amax, 1e-20f), 127.0f);
       uint8_t* qrow = (uint8_t*)sm.q[q];
       for (int e = 0; e < 8; e++) {
@@ -310,13 +317,17 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
     float o[QPT][8], ll[QPT];
     OCT_UNROLL for (int a = 0; a < QPT; a++) {
       const int q = qc + QG * a;
-      if (lane == 0) sm.m[0][w][a] = ninf, sm.k[w][a] = q < nq ? dec_pick(klen, DEC_ROW(q)) : 0;
+      // (mutant OCT_MUT_DECODE_MTP_LEADER_KLEN: every row takes the klen of the set's first row)
+      if (lane == 0)
+        sm.m[0][w][a] = ninf,
+        sm.k[w][a] = q < nq ? dec_pick(klen, OCT_MUTANT(OCT_MUT_DECODE_MTP_LEADER_KLEN) ? first : DEC_ROW(q)) : 0;
       ll[a] = 0.0f;
       OCT_UNROLL for (int e = 0; e < 8; e++) o[a][e] = 0.0f;
     }
 
     // The wave's tiles: 32-token tiles of [t0, te), te = min(t1, kmax); tile j starts at ts0 + 32j.
-    const int32_t* bt_row = p.block_table + (int64_t)r * p.max_blocks;
+    const int32_t* bt_row =
+        p.block_table + (int64_t)r * (OCT_MUTANT(OCT_MUT_DECODE_BT_STRIDE) ? p.max_blocks - 1 : p.max_blocks);
     const int64_t te64 = t1 < kmax ? t1 : (int64_t)kmax;
     const int ntile = te64 > t0 ? (int)((te64 - t0 + DEC_TOK - 1) / DEC_TOK) : 0;
     const int ts0 = ntile ? (int)t0 : 0, te = ntile ? (int)te64 : 0;
@@ -382,7 +393,10 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
       OCT_UNROLL for (int a = 0; a < QPT; a++) {
         const int q = qc + QG * a;
         if (q >= nq) break;
-        const float s = ok && lane < sm.k[w][a] - ts ? sc[a] * p.score_scale : ninf;
+        // (mutant OCT_MUT_DECODE_KLEN_PLUS1: t <= klen)
+        const float s = ok && (OCT_MUTANT(OCT_MUT_DECODE_KLEN_PLUS1) ? lane <= sm.k[w][a] - ts : lane < sm.k[w][a] - ts)
+                            ? sc[a] * p.score_scale
+                            : ninf;
         const float mo = sm.m[par][w][a], mn = oct_fmax(mo, oct_max32(s));
         float pt = 0.0f, alpha = 1.0f;
         if (mn != ninf) {
@@ -503,11 +517,12 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
         }
       }
     }
-    if (tg == 0) {
+    // (mutant OCT_MUT_DECODE_EMPTY_SPLIT: a split with no tokens for the set writes nothing)
+    if (tg == 0 && !(OCT_MUTANT(OCT_MUT_DECODE_EMPTY_SPLIT) && ntile == 0)) {
       OCT_UNROLL for (int a = 0; a < QPT; a++) {
         const int q = qc + QG * a;
         if (q >= nq) break;
-        const int i = row0 + DEC_ROW(q), hq = h * p.g + q % p.g;
+        const int i = row0 + DEC_ROW(q), hq = DEC_HQ(q);
         const int64_t prow = ((int64_t)i * p.hq + hq) * p.num_splits + split;
         int run0, run1;
         dec_runs<FMT>(lane, run0, run1);
@@ -515,6 +530,7 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
       }
     }
 #undef DEC_ROW
+#undef DEC_HQ
   }
 }
 

@@ -5,6 +5,7 @@
 // Workgroup (tile of 8 consecutive rows of q, query head). Rows of the tile belonging to different
 // sequences are processed one sequence at a time. Wave w owns rows w and w + 4 of a set.
 #include "octave_lane.h"
+#include "octave_mutant.h"
 #include "octave_params.h"
 #include "octave_tile.h"
 
@@ -65,7 +66,8 @@ OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
     const int s = seq[first];
     const int64_t qstart = p.cu_seqlens[s], qlen = (int64_t)p.cu_seqlens[s + 1] - qstart;
     int64_t ctx = (int64_t)p.seq_lens[s] - qlen;
-    ctx = ctx < 0 ? 0 : (ctx > p.kv_max ? p.kv_max : ctx);
+    const bool clamp = !OCT_MUTANT(OCT_MUT_PREFILL_CTX_UNCLAMPED);  // mutant: no upper clamp
+    ctx = ctx < 0 ? 0 : (clamp && ctx > p.kv_max ? p.kv_max : ctx);
     int rows[PF_ROWS], nq = 0;
     int64_t maxpos = 0;
     for (int j = 0; j < PF_ROWS; j++)
@@ -93,8 +95,12 @@ OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
     // Phase 1: the packed prefix.
     const OctCacheView cv = {p.cache, p.block_table + (int64_t)s * p.max_blocks, p.c_sb, p.c_sh, p.c_st,
                              (int64_t)h, p.block_size, p.num_blocks};
-    for (int64_t tt = 0; tt < ctx; tt += OCT_TILE) {
-      const int tn = (int)(ctx - tt < OCT_TILE ? ctx - tt : (int64_t)OCT_TILE);
+    // (mutant OCT_MUT_PREFILL_CHUNK_CACHED: the chunk's tokens ctx..ctx+maxpos too, from the cache)
+    const bool chunk_cached = OCT_MUTANT(OCT_MUT_PREFILL_CHUNK_CACHED);
+    int64_t pend = ctx;
+    if (chunk_cached) pend = ctx + maxpos + 1 < p.kv_max ? ctx + maxpos + 1 : p.kv_max;
+    for (int64_t tt = 0; tt < pend; tt += OCT_TILE) {
+      const int tn = (int)(pend - tt < OCT_TILE ? pend - tt : (int64_t)OCT_TILE);
       oct_sync();
       oct_tile_load(cv, L, tt, tn, tile);
       oct_sync();
@@ -114,7 +120,7 @@ OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
       OCT_UNROLL for (int a = 0; a < PF_QPW; a++) {
         const int q = w + OCT_WAVES * a;
         if (q >= nq) break;
-        const float sc = tok_ok ? acc[a] * p.score_scale : ninf;
+        const float sc = tok_ok && (!chunk_cached || tt + lane <= ctx + pos[a]) ? acc[a] * p.score_scale : ninf;
         sP[q][lane] = oct_softmax_step(sc, m[a], l[a], alpha[a]);
       }
       oct_sync();
@@ -136,7 +142,7 @@ OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
     }
 
     // Phase 2: the chunk's own tokens 0..maxpos, exact, causal.
-    for (int64_t tt = 0; tt <= maxpos; tt += OCT_TILE) {
+    for (int64_t tt = 0; !chunk_cached && tt <= maxpos; tt += OCT_TILE) {
       const int tn = (int)(maxpos + 1 - tt < OCT_TILE ? maxpos + 1 - tt : (int64_t)OCT_TILE);
       oct_sync();
       for (int k = 0; k < 8; k++) {
@@ -163,7 +169,10 @@ OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
       OCT_UNROLL for (int a = 0; a < PF_QPW; a++) {
         const int q = w + OCT_WAVES * a;
         if (q >= nq) break;
-        const float sc = lane < tn && tt + lane <= pos[a] ? acc[a] * p.score_scale : ninf;
+        // (mutant OCT_MUT_PREFILL_CAUSAL: t < j, the row's own token masked)
+        const float sc = lane < tn && (OCT_MUTANT(OCT_MUT_PREFILL_CAUSAL) ? tt + lane < pos[a] : tt + lane <= pos[a])
+                             ? acc[a] * p.score_scale
+                             : ninf;
         sP[q][lane] = oct_softmax_step(sc, m[a], l[a], alpha[a]);
       }
       oct_sync();

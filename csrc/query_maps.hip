@@ -1,12 +1,14 @@
 // query maps (KERNELS.md §4): query_start_loc + seq_lens -> q_to_req, q_to_klen, on the device.
 // One thread per query token; req by binary search (searchsorted right over qsl[1..num_reqs]).
+#include "octave_mutant.h"
 #include "octave_params.h"
 
 OCT_KERNEL(OCT_THREADS) void octave_query_maps_kernel(OctQueryMapsParams p) {
 #if OCT_DEVICE_BODY
   const int64_t t = (int64_t)oct_bid_x() * OCT_THREADS + oct_tid();
   if (t >= p.num_q) return;
-  int lo = 0, hi = p.num_reqs;  // req = #{ j in 1..R : qsl[j] <= t }
+  // req = #{ j in 1..R : qsl[j] <= t }; mutant OCT_MUT_QMAPS_PAD_LAST_REQ searches 0..R-1 only
+  int lo = 0, hi = OCT_MUTANT(OCT_MUT_QMAPS_PAD_LAST_REQ) ? p.num_reqs - 1 : p.num_reqs;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
     if ((int64_t)p.qsl[mid + 1] <= t) lo = mid + 1;

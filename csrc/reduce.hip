@@ -31,8 +31,10 @@ OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
     }
   }
   if (OCT_MUTANT(OCT_MUT_REDUCE_PAD_UNWRITTEN) && M == ninf) return;  // mutant: padding rows left as they were
-  oct_unrotate(o, p.v_signs, lane, false);
-  for (int e = 0; e < 8; e++) o[e] = L == 0.0f ? 0.0f : oct_div_rn(o[e], L);
+  if (OCT_MUTANT(OCT_MUT_REDUCE_NO_SIGNS)) oct_fwht(o, lane, false);  // mutant: the signs not applied
+  else oct_unrotate(o, p.v_signs, lane, false);
+  const bool zero_l = !OCT_MUTANT(OCT_MUT_REDUCE_DIV_ZERO) && L == 0.0f;  // mutant: O / 0 = NaN
+  for (int e = 0; e < 8; e++) o[e] = zero_l ? 0.0f : oct_div_rn(o[e], L);
   oct_store8(p.out + (gw / p.hq) * p.o_st + (gw % p.hq) * p.o_sh + 8 * lane, p.dtype, o);
 #endif
 }

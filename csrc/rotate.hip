@@ -1,6 +1,7 @@
 // rotate (KERNELS.md §3.2): in place, one logical wave per (token, head) row of 256.
 // Forward: signs, then the normalized FWHT (64-dim blocks or 256). Inverse: transform, then signs.
 #include "octave_lane.h"
+#include "octave_mutant.h"
 #include "octave_params.h"
 
 OCT_KERNEL(OCT_THREADS) void octave_rotate_kernel(OctRotateParams p) {
@@ -11,7 +12,8 @@ OCT_KERNEL(OCT_THREADS) void octave_rotate_kernel(OctRotateParams p) {
   uint16_t* row = p.x + (gw / p.heads) * p.st + (gw % p.heads) * p.sh + 8 * lane;
   float v[8];
   oct_load8(row, p.dtype, v);
-  if (p.inverse) oct_unrotate(v, p.signs, lane, p.block64 != 0);
+  if (p.inverse && OCT_MUTANT(OCT_MUT_ROTATE_INV_ORDER)) oct_rotate(v, p.signs, lane, p.block64 != 0);  // mutant
+  else if (p.inverse) oct_unrotate(v, p.signs, lane, p.block64 != 0);
   else oct_rotate(v, p.signs, lane, p.block64 != 0);
   oct_store8(row, p.dtype, v);
 #endif

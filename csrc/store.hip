@@ -2,12 +2,21 @@
 // slot. One logical wave per (token, head); lane l owns dims 8l..8l+7. Only code and scale bytes
 // are written; pad bytes and everything else are left as they were.
 #include "octave_lane.h"
+#include "octave_mutant.h"
 #include "octave_params.h"
 
 #if OCT_DEVICE_BODY
 
 // The number of thresholds strictly below y (FORMAT.md §1, §4 step 4); NaN gives 0.
 OCT_DEV uint32_t oct_code(float y, int bits) {
+  if (OCT_MUTANT(OCT_MUT_STORE_TIE_UP)) {  // mutant: >=, a tie goes to the upper code
+    if (bits == 4)
+      return (y >= -110.5f) + (y >= -84.5f) + (y >= -66.0f) + (y >= -50.5f) + (y >= -36.5f) + (y >= -24.0f) +
+             (y >= -12.0f) + (y >= 0.0f) + (y >= 12.0f) + (y >= 24.0f) + (y >= 36.5f) + (y >= 50.5f) +
+             (y >= 66.0f) + (y >= 84.5f) + (y >= 110.5f);
+    return (y >= -103.0f) + (y >= -62.0f) + (y >= -29.5f) + (y >= 0.0f) + (y >= 29.5f) + (y >= 62.0f) +
+           (y >= 103.0f);
+  }
   if (bits == 4)
     return (y > -110.5f) + (y > -84.5f) + (y > -66.0f) + (y > -50.5f) + (y > -36.5f) + (y > -24.0f) +
            (y > -12.0f) + (y > 0.0f) + (y > 12.0f) + (y > 24.0f) + (y > 36.5f) + (y > 50.5f) +
@@ -32,7 +41,9 @@ OCT_DEV float oct_quantize(const float x[8], int bits, bool all32, uint32_t& c0,
   bad = oct_or_i(bad, all32);
   ssd = oct_sum_d(ssd, all32);
   const float ss = (float)ssd;
-  float rms = oct_sqrt_rn(oct_div_rn(ss, all32 ? 256.0f : 64.0f));
+  float ms = oct_div_rn(ss, all32 ? 256.0f : 64.0f);
+  if (OCT_MUTANT(OCT_MUT_STORE_RMS_CLAMP) && !(ms > 1e-12f)) ms = 1e-12f;  // mutant: clamp before the sqrt
+  float rms = oct_sqrt_rn(ms);
   if (!(rms > 1e-12f)) rms = 1e-12f;
   const float mult = bits == 4 ? 46.0f : 59.0f;
   uint32_t c[8];
@@ -66,12 +77,36 @@ OCT_DEV void oct_pack3(uint8_t* lo, uint8_t* hi, int j, bool mine, uint32_t c0, 
   const int i = 2 * (j & 1), k = 2 * (j & 3);
   uint32_t wl = ((c0 & 0x03030303u) << (2 * i)) | ((c1 & 0x03030303u) << (2 * i + 2));
   uint32_t wh = (((c0 >> 2) & 0x01010101u) << k) | (((c1 >> 2) & 0x01010101u) << (k + 1));
+  if (OCT_MUTANT(OCT_MUT_STORE_PLANE_SWAP)) {  // mutant: code = 2·lo + hi (planes' bits swapped)
+    wl = (((c0 >> 1) & 0x03030303u) << (2 * i)) | (((c1 >> 1) & 0x03030303u) << (2 * i + 2));
+    wh = ((c0 & 0x01010101u) << k) | ((c1 & 0x01010101u) << (k + 1));
+  }
   if (!mine) wl = wh = 0;
   wl |= oct_shfl_xor_u32<1>(wl);
   wh |= oct_shfl_xor_u32<1>(wh);
   wh |= oct_shfl_xor_u32<2>(wh);
   if (mine && (j & 1) == 0) *(uint32_t*)(lo + 4 * (j >> 1)) = wl;
   if (mine && (j & 3) == 0) *(uint32_t*)(hi + 4 * (j >> 2)) = wh;
+}
+
+// The forward rotation of store; mutant OCT_MUT_STORE_SIGN_MSB reads the sign words MSB first.
+OCT_DEV void st_rotate(float v[8], const uint32_t signs[8], int lane, bool block64) {
+  if (OCT_MUTANT(OCT_MUT_STORE_SIGN_MSB)) {  // mutant: bit 31 - i of word w negates dim 32w + i
+    const uint32_t word = signs[lane >> 2];
+    for (int i = 0; i < 8; i++)
+      if ((word >> (31 - 8 * (lane & 3) - i)) & 1u) v[i] = -v[i];
+    oct_fwht(v, lane, block64);
+    return;
+  }
+  oct_rotate(v, signs, lane, block64);
+}
+
+// fp32 scale -> fp16 bits, round to nearest even; mutant OCT_MUT_STORE_SCALE_TRUNC rounds toward
+// zero (as __float2half_rz would).
+OCT_DEV uint32_t st_scale16(float s) {
+  uint32_t h = oct_f32_to_f16(s);
+  if (OCT_MUTANT(OCT_MUT_STORE_SCALE_TRUNC) && oct_fabs(oct_f16_to_f32((uint16_t)h)) > oct_fabs(s)) h -= 1;
+  return h;
 }
 
 #endif  // OCT_DEVICE_BODY
@@ -91,7 +126,7 @@ OCT_KERNEL(OCT_THREADS) void octave_store_kernel(OctStoreParams p) {
   uint32_t c0, c1;
   // K: 64-dim blocks (block 0 rope 4-bit, blocks 1..3 nope 3-bit), or one 256-dim 3-bit group.
   oct_load8(p.key + t * p.k_st + h * p.k_sh + 8 * lane, p.dtype, x);
-  oct_rotate(x, p.k_signs, lane, !L.compact);
+  st_rotate(x, p.k_signs, lane, !L.compact);
   float ks;
   if (L.compact) {
     ks = oct_quantize(x, 3, true, c0, c1);
@@ -104,13 +139,13 @@ OCT_KERNEL(OCT_THREADS) void octave_store_kernel(OctStoreParams p) {
   }
   // V: one 256-dim group.
   oct_load8(p.value + t * p.v_st + h * p.v_sh + 8 * lane, p.dtype, x);
-  oct_rotate(x, p.v_signs, lane, false);
+  st_rotate(x, p.v_signs, lane, false);
   const float vs = oct_quantize(x, L.v_bits, true, c0, c1);
   if (L.v_bits == 4) oct_pack4(slot + L.v_lo, lane, c0, c1);
   else oct_pack3(slot + L.v_lo, slot + L.v_hi, lane, true, c0, c1);
 
   // Scales, fp16 round-to-nearest-even, written as whole words where they are whole words.
-  const uint32_t k16 = oct_f32_to_f16(ks), v16 = oct_f32_to_f16(vs);
+  const uint32_t k16 = st_scale16(ks), v16 = st_scale16(vs);
   const uint32_t k1 = oct_shfl_xor_u32<8>(k16), k2 = oct_shfl_xor_u32<16>(k16);
   const uint32_t k3 = oct_shfl_xor_u32<16>(k1);
   if (lane == 0) {
@@ -120,7 +155,8 @@ OCT_KERNEL(OCT_THREADS) void octave_store_kernel(OctStoreParams p) {
     } else {
       *(uint32_t*)sc = k16 | (k1 << 16);
       *(uint32_t*)(sc + 4) = k2 | (k3 << 16);
-      *(uint16_t*)(sc + 8) = (uint16_t)v16;
+      if (OCT_MUTANT(OCT_MUT_STORE_PAD_WRITE)) *(uint32_t*)(sc + 8) = v16;  // mutant: 2 pad bytes zeroed
+      else *(uint16_t*)(sc + 8) = (uint16_t)v16;
     }
   }
 #endif

@@ -14,3 +14,27 @@
 
 // Mutant ids (corpus/mutants.md).
 #define OCT_MUT_REDUCE_PAD_UNWRITTEN 1  // reduce: rows with no valid split (padding) not written
+#define OCT_MUT_STORE_PLANE_SWAP 2  // store: 3-bit planes' bits swapped (code = 2·lo + hi, not lo + 4·hi)
+#define OCT_MUT_STORE_TIE_UP 3  // store: code thresholds compared with >= (a tie goes to the upper code)
+#define OCT_MUT_STORE_SCALE_TRUNC 4  // store: fp32 -> fp16 scale rounded toward zero instead of to nearest even
+#define OCT_MUT_STORE_RMS_CLAMP 5  // store: rms clamp applied before the sqrt (sqrt(max(ss/n, 1e-12)): floor 1e-6)
+#define OCT_MUT_STORE_SIGN_MSB 6  // store: sign word read MSB first (bit 31 - i negates dim 32w + i)
+#define OCT_MUT_STORE_PAD_WRITE 7  // store: block-K V scale written as a 32-bit word, clobbering two pad bytes
+#define OCT_MUT_DECODE_KLEN_PLUS1 8  // decode: score mask t <= klen (one token past the row's causal length)
+#define OCT_MUT_DECODE_MTP_LEADER_KLEN 9  // decode: every row of a query group uses the klen of the group's first row
+#define OCT_MUT_DECODE_PAD_UNWRITTEN 10  // decode: partials of empty rows (padding, klen 0) not written
+#define OCT_MUT_DECODE_REQ_UNCHECKED 11  // decode: q_to_req not range-checked; only klen <= 0 is padding
+#define OCT_MUT_DECODE_BID_UNCHECKED 12  // decode: physical block id not checked against num_blocks (only < 0 skipped)
+#define OCT_MUT_DECODE_EMPTY_SPLIT 13  // decode: a split with no tokens for its rows writes no partial (m not -inf)
+#define OCT_MUT_DECODE_SPLIT_FLOOR 14  // decode: split length floor(kv_max / num_splits) instead of ceil (host side)
+#define OCT_MUT_DECODE_GQA_MOD 15  // decode: query head hq uses KV head hq % Hkv instead of hq / G
+#define OCT_MUT_DECODE_BT_STRIDE 16  // decode: block-table row stride max_blocks - 1
+#define OCT_MUT_DECODE_NO_LOG2E 17  // decode: score scale without the log2(e) factor, with the exp2 softmax (host side)
+#define OCT_MUT_DECODE_QSCALE_ROW 18  // decode: int8 query scale over the whole row instead of per 64-dim block
+#define OCT_MUT_REDUCE_NO_SIGNS 19  // reduce: inverse V rotation without the signs (FWHT only)
+#define OCT_MUT_REDUCE_DIV_ZERO 20  // reduce: out = O / L even when L = 0 (padding rows NaN)
+#define OCT_MUT_PREFILL_CAUSAL 21  // prefill: causal mask t < j (a row does not see its own chunk token)
+#define OCT_MUT_PREFILL_CTX_UNCLAMPED 22  // prefill: prefix length not clamped to max_blocks * block_size
+#define OCT_MUT_PREFILL_CHUNK_CACHED 23  // prefill: chunk tokens read quantized from the cache, not exact from k, v
+#define OCT_MUT_ROTATE_INV_ORDER 24  // rotate: inverse applies the signs before the FWHT (the forward order)
+#define OCT_MUT_QMAPS_PAD_LAST_REQ 25  // query_maps: search over 0..num_reqs-1: padding mapped to the last request
