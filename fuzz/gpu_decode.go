@@ -22,6 +22,10 @@ type GPUDecodeCase struct {
 	PartialStride int         `json:"partial_stride"` // 0: the default (oracle.DefaultPartialStride)
 	QueryPadHeads int         `json:"query_pad_heads"`
 	OutPad        int         `json:"out_pad"` // elements after each output row
+	// StaleWorkspace fills the partials workspace with finite stale values (byte 0x3F: about
+	// 0.75 as fp32) instead of NaN: vLLM reuses the workspace between steps, and a kernel that
+	// leaves a partial unwritten then reads a finite old value, which NaN would hide.
+	StaleWorkspace bool `json:"stale_workspace,omitempty"`
 	Digest        string      `json:"digest,omitempty"`
 }
 
@@ -51,6 +55,7 @@ func GPUDecodeCases(o DecodeOptions) *rapid.Generator[*GPUDecodeCase] {
 			c.QueryPadHeads = 2 * s.Cache.NumKVHeads
 			c.OutPad = rapid.SampledFrom([]int{8, 128, 256}).Draw(t, "out_pad")
 		}
+		c.StaleWorkspace = rapid.Bool().Draw(t, "stale_workspace")
 		c.fitWorkspace()
 		return c
 	})
@@ -109,7 +114,11 @@ func runDecodeLib(g *GPU, tier kernels.TierDesc, c *GPUDecodeCase, in *oracle.De
 	if want := uint64(nq * hq * s.NumSplits * c.pstride() * 4); ws != want {
 		return nil, fmt.Errorf("octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", nq, hq, s.NumSplits, c.PartialStride, ws, want)
 	}
-	part := bufs.output("partials", int(ws), 0xFF)
+	fill := byte(0xFF)
+	if c.StaleWorkspace {
+		fill = 0x3F
+	}
+	part := bufs.output("partials", int(ws), fill)
 	if bufs.err != nil {
 		return nil, bufs.err
 	}

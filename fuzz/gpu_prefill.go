@@ -27,6 +27,9 @@ type GPUPrefillCase struct {
 	ValueSeed uint64       `json:"value_seed"`
 	Kinds     []ValueKind  `json:"kinds"`
 	OutPad    int          `json:"out_pad,omitempty"`
+	// ClampBlocks removes the last ClampBlocks columns of the block table (max_blocks shrinks):
+	// sequences longer than max_blocks·block_size have their prefix clamped (KERNELS.md §3.5).
+	ClampBlocks int `json:"clamp_blocks,omitempty"`
 }
 
 // GPUPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
@@ -60,6 +63,9 @@ func GPUPrefillCases() *rapid.Generator[*GPUPrefillCase] {
 		c.ValueSeed = d.u64("value_seed")
 		c.Kinds = drawKindMix(d, FiniteKinds, "kind")
 		c.OutPad = pick(d, []int{0, 0, 32}, "out_pad")
+		if d.intn(0, 3, "clamp") == 3 {
+			c.ClampBlocks = d.intn(1, max(1, c.Table.MaxBlocks-1), "clamp_blocks")
+		}
 		return c
 	})
 }
@@ -97,8 +103,17 @@ func (c *GPUPrefillCase) Build() (*oracle.PrefillInput, error) {
 		vec(k[i*d : (i+1)*d])
 		vec(v[i*d : (i+1)*d])
 	}
+	bt, mb := c.Table.Table, c.Table.MaxBlocks
+	if c.ClampBlocks > 0 && mb > 1 {
+		nmb := max(1, mb-c.ClampBlocks)
+		t := make([]int32, 0, len(c.Batch.Requests)*nmb)
+		for r := range c.Batch.Requests {
+			t = append(t, bt[r*mb:r*mb+nmb]...)
+		}
+		bt, mb = t, nmb
+	}
 	in := &oracle.PrefillInput{Cache: cache, Q: q, K: k, V: v, NumTokens: T, NumQHeads: hq, CuSeqlensQ: c.Batch.QSL(), SeqLens: c.Batch.SeqLens(),
-		BlockTable: c.Table.Table, MaxBlocks: c.Table.MaxBlocks, SMScale: c.SMScale}
+		BlockTable: bt, MaxBlocks: mb, SMScale: c.SMScale}
 	return in, in.Validate()
 }
 
