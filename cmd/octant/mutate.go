@@ -90,7 +90,9 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
 		return 2
 	}
-	list := append([]mutant{{ID: 0, Name: "unmutated", Op: "-", Defect: "the normal build"}}, ms...)
+	// The unmutated build runs last: a run stopped early (the matrix is written after every row)
+	// still has the mutants.
+	list := append(append([]mutant(nil), ms...), mutant{ID: 0, Name: "unmutated", Op: "-", Defect: "the normal build"})
 	var todo []mutant
 	for _, m := range list {
 		if sel == nil || sel[m.ID] {
