@@ -25,8 +25,8 @@ type GPUDecodeCase struct {
 	// StaleWorkspace fills the partials workspace with finite stale values (byte 0x3F: about
 	// 0.75 as fp32) instead of NaN: vLLM reuses the workspace between steps, and a kernel that
 	// leaves a partial unwritten then reads a finite old value, which NaN would hide.
-	StaleWorkspace bool `json:"stale_workspace,omitempty"`
-	Digest        string      `json:"digest,omitempty"`
+	StaleWorkspace bool   `json:"stale_workspace,omitempty"`
+	Digest         string `json:"digest,omitempty"`
 }
 
 // GPUDecodeOptions bound the calls FuzzDecode draws: requests up to 4096 tokens (every length
