@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,9 @@ var (
 // runUntilFail runs cmd with env, streaming its output to log, and stops it at the first failing
 // test ("--- FAIL: name"; the deepest name wins when several close at once) or when the budget
 // ends (0: no limit). It counts "=== RUN" lines and fuzzer execs as cases.
+// killGrace is how long a run goes on after its first failure line before it is killed.
+const killGrace = 250 * time.Millisecond
+
 func runUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) killResult {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
@@ -61,6 +65,10 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 	}
 	res := killResult{}
 	last := name
+	// A kill a moment after the first failure line, not at once: the lines that follow it (the
+	// failing subtest's "--- FAIL", the message) are often already written and name the culprit.
+	var once sync.Once
+	stopSoon := func() { once.Do(func() { time.AfterFunc(killGrace, func() { kill() }) }) }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -83,13 +91,13 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 			}
 			if failMsg.MatchString(line) && !res.Killed {
 				res.Killed, res.By, res.After = true, last, time.Since(start)
-				kill()
+				stopSoon()
 			}
 			if m := failLine.FindStringSubmatch(line); m != nil {
 				switch {
 				case !res.Killed:
 					res.Killed, res.By, res.After = true, m[1], time.Since(start)
-					kill()
+					stopSoon()
 				case strings.HasPrefix(m[1], res.By+"/"):
 					res.By = m[1] // a parent's line comes first: name the failing subtest
 				}
