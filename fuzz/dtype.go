@@ -54,14 +54,14 @@ func (t Dtype) Round(x float32) float32 {
 		return oracle.BF16ToF32(oracle.F32ToBF16(x))
 	}
 	// fp16 fast paths, equal to F16ToF32(F32ToF16(x)) (TestRoundFastPath): normal results by
-	// rounding the float32 mantissa to 10 bits, subnormal ones to a multiple of 2^-24.
-	a := math.Abs(float64(x))
-	switch {
-	case a >= 0x1p-14 && a < 65504:
-		b := math.Float32bits(x)
+	// rounding the float32 mantissa to 10 bits, subnormal ones to a multiple of 2^-24. The
+	// magnitude is compared as bits (|x| < 2^-14: below 0x38800000; < 65504: below 0x477FE000).
+	b := math.Float32bits(x)
+	switch a := b &^ (1 << 31); {
+	case a >= 0x38800000 && a < 0x477FE000:
 		b += 0xfff + (b>>13)&1
 		return math.Float32frombits(b &^ 0x1fff)
-	case a < 0x1p-14:
+	case a < 0x38800000:
 		return float32(math.RoundToEven(float64(x)*0x1p24) * 0x1p-24)
 	}
 	return t.FromBits(t.Bits(x))
@@ -70,13 +70,7 @@ func (t Dtype) Round(x float32) float32 {
 // RoundSat is Round with saturation: finite x never becomes infinite, it stops at ±MaxFinite.
 func (t Dtype) RoundSat(x float32) float32 {
 	m := t.MaxFinite()
-	switch {
-	case x > m:
-		x = m
-	case x < -m:
-		x = -m
-	}
-	return t.Round(x)
+	return t.Round(min(max(x, -m), m)) // NaN stays NaN (min and max propagate it)
 }
 
 // MaxFinite, MinNormal and MinSubnormal are the dtype's extremes: 65504, 2^-14, 2^-24 for fp16;

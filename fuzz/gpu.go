@@ -35,7 +35,12 @@ func (g *GPU) observe(impl string, ratio float64) {
 	}
 }
 
-// OpenGPU opens the library at path and its device 0 and lists its tiers.
+// gpuPoolBytes is how much freed device memory a GPU keeps for reuse (kernels.Device.EnablePool):
+// a case allocates and frees its buffers twice per tier, and the runtime's allocator would cost
+// more than the kernels.
+const gpuPoolBytes = 1 << 30
+
+// OpenGPU opens the library at path and its device 0 (device buffers pooled) and lists its tiers.
 func OpenGPU(path string) (*GPU, error) {
 	l, err := kernels.Open(path)
 	if err != nil {
@@ -52,6 +57,7 @@ func OpenGPU(path string) (*GPU, error) {
 		l.Close()
 		return nil, fmt.Errorf("listing the tiers of %s: %w", path, err)
 	}
+	d.EnablePool(gpuPoolBytes)
 	return &GPU{Path: path, Lib: l, Dev: d, Tiers: tiers}, nil
 }
 

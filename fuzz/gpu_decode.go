@@ -29,25 +29,48 @@ type GPUDecodeCase struct {
 	Digest         string `json:"digest,omitempty"`
 }
 
-// GPUDecodeOptions bound the calls FuzzDecode draws: requests up to 4096 tokens (every length
-// boundary below that reachable), up to 6 requests and 3 KV heads, and a cost budget so that most
-// cases take milliseconds end to end.
+// GPUDecodeOptions bound FuzzDecode's large calls: requests up to 4096 tokens (every length
+// boundary below that reachable), up to 6 requests and 3 KV heads, Σ_rows klen·(Hkv + Hq) up to
+// gpuDecodeCostBudget.
 var GPUDecodeOptions = DecodeOptions{
 	Batch:      BatchOptions{MaxReqs: 6, MaxSeqLen: 4096, MaxTotalSeq: 8192, MaxPadding: 4},
 	MaxKVHeads: 3,
 }
 
-// gpuDecodeCostBudget bounds Σ_rows klen·(Hkv + Hq) (the oracle's profile evaluation and the
-// cache it must build scale with it); costlier draws are drawn again.
+// gpuDecodeSmallOptions bound the small calls, most of FuzzDecode's cases: up to 4 requests of
+// up to 1024 tokens (1024 in all), 2 KV heads, cost up to gpuDecodeSmallCost. A fuzzer finds
+// more with many cheap calls than with a few large ones (every tile, split and padding edge
+// below 1024 tokens is reachable in them); one case in gpuDecodeLargeEvery is large.
+var gpuDecodeSmallOptions = DecodeOptions{
+	Batch:      BatchOptions{MaxReqs: 4, MaxSeqLen: 1024, MaxTotalSeq: 1024, MaxPadding: 4},
+	MaxKVHeads: 2,
+}
+
+// gpuDecodeCostBudget bounds Σ_rows klen·(Hkv + Hq) of a large call (the oracle's profile
+// evaluation and the cache it must build scale with it); costlier draws are drawn again.
 const gpuDecodeCostBudget = 400_000
+
+// gpuDecodeSmallCost bounds the cost of a small call.
+const gpuDecodeSmallCost = 24_000
+
+// gpuDecodeLargeEvery: one call in this many (on average) is drawn from GPUDecodeOptions.
+const gpuDecodeLargeEvery = 64
 
 // gpuWorkspaceBudget bounds the partials workspace (bytes): the split count is lowered to fit.
 const gpuWorkspaceBudget = 64 << 20
 
-// GPUDecodeCases draws FuzzDecode's calls from DecodeSpecs(o) and the launch parameters.
+// GPUDecodeCases draws FuzzDecode's calls and their launch parameters: one in gpuDecodeLargeEvery
+// from DecodeSpecs(o) with cost up to gpuDecodeCostBudget, the others small
+// (gpuDecodeSmallOptions, cost up to gpuDecodeSmallCost). Passing other options than
+// GPUDecodeOptions draws every call from them.
 func GPUDecodeCases(o DecodeOptions) *rapid.Generator[*GPUDecodeCase] {
 	return rapid.Custom(func(t *rapid.T) *GPUDecodeCase {
-		s := DecodeSpecs(o).Filter(func(s *DecodeSpec) bool { return mergeCost(s) <= gpuDecodeCostBudget }).Draw(t, "decode")
+		opts, budget := o, gpuDecodeCostBudget
+		// rapid shrinks towards 0: towards the small calls.
+		if o == GPUDecodeOptions && rapid.IntRange(0, gpuDecodeLargeEvery-1).Draw(t, "size_class") != gpuDecodeLargeEvery-1 {
+			opts, budget = gpuDecodeSmallOptions, gpuDecodeSmallCost
+		}
+		s := DecodeSpecs(opts).Filter(func(s *DecodeSpec) bool { return mergeCost(s) <= budget }).Draw(t, "decode")
 		c := &GPUDecodeCase{Spec: s}
 		c.QueryGroup = rapid.IntRange(1, 4).Draw(t, "query_group")
 		c.PartialStride = rapid.SampledFrom([]int{0, oracle.DefaultPartialStride, 264, 512}).Draw(t, "partial_stride")
@@ -289,26 +312,46 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 	}
 	decodeTiming.count()
 	j := &decodeJudge{c: c, in: in, profiles: map[oracle.Profile]*oracle.ProfileResult{}}
+	// The oracle's model is computed while the device runs (the host would otherwise idle during
+	// the launches, and the GPU during the model); it is waited for before any check.
+	model := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		_, err := j.profile(oracle.ProfileDot4Int8Q)
+		decodeTiming.add("oracle", t0)
+		model <- err
+	}()
+	modelErr, waited := error(nil), false
+	wait := func() error {
+		if !waited {
+			modelErr, waited = <-model, true
+		}
+		return modelErr
+	}
+	defer wait()
 	for _, im := range impls {
-		var r *decodeRun
+		var r, r2 *decodeRun
 		if im.Oracle {
 			if g != nil {
 				continue // the oracle's own float32 model is checked when no library is given (CI)
 			}
-			r, err = runDecodeOracle(c, in)
+			if r, err = runDecodeOracle(c, in); err != nil {
+				return err
+			}
 		} else {
 			t0 := time.Now()
 			r, err = runDecodeLib(g, im.Tier, c, in)
+			if err != nil {
+				return err
+			}
+			r2, err = runDecodeLib(g, im.Tier, c, in)
 			decodeTiming.add("device", t0)
+			if err != nil {
+				return fmt.Errorf("second run: %w", err)
+			}
 		}
-		if err != nil {
+		if err := wait(); err != nil {
 			return err
-		}
-		t0 := time.Now()
-		_, perr := j.profile(oracle.ProfileDot4Int8Q)
-		decodeTiming.add("oracle", t0)
-		if perr != nil {
-			return perr
 		}
 		ratio, err := j.check(im, r)
 		if err != nil {
@@ -318,12 +361,6 @@ func checkGPUDecode(g *GPU, c *GPUDecodeCase, in *oracle.DecodeInput) error {
 			continue
 		}
 		g.observe(im.Name, ratio)
-		t1 := time.Now()
-		r2, err := runDecodeLib(g, im.Tier, c, in)
-		decodeTiming.add("device", t1)
-		if err != nil {
-			return fmt.Errorf("second run: %w", err)
-		}
 		for e := range r.raw {
 			if r.raw[e] != r2.raw[e] {
 				return fmt.Errorf("%s: nondeterministic result (a race?): decode run twice on the same inputs gave %s = %#04x, then %#04x",

@@ -7,8 +7,8 @@ import (
 )
 
 // Timing accumulates where a GPU target's time goes, per phase (build: expanding the recipe;
-// oracle: the profile model; device: uploads, launches, read-back and the buffer checks; twice per
-// tier). TestGPUX log it, so a throughput run shows what to speed up.
+// oracle: the profile model, computed while the device runs; device: uploads, launches, read-back
+// and the buffer checks, twice per tier). TestGPUX log it, so a throughput run shows what to speed up.
 type Timing struct {
 	mu     sync.Mutex
 	Cases  int

@@ -222,8 +222,9 @@ func (s ValueSpec) Build(n int, signs oracle.Signs, block int) []float32 {
 	default:
 		panic("fuzz: unknown value kind " + string(s.Kind))
 	}
+	m := dt.MaxFinite()
 	for i, v := range x {
-		x[i] = dt.RoundSat(v)
+		x[i] = dt.Round(min(max(v, -m), m)) // dt.RoundSat, its bound hoisted
 	}
 	if !s.Kind.Finite() {
 		s.poison(x, r)

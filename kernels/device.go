@@ -3,7 +3,9 @@ package kernels
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -13,6 +15,75 @@ type Device struct {
 	ctx uintptr
 	// Info is the device's description, read at open.
 	Info DeviceInfo
+
+	poolMu  sync.Mutex
+	pool    map[uint64][]uintptr // size class → freed allocations kept for reuse; nil: no pooling
+	pooled  uint64               // bytes held in pool
+	poolMax uint64
+}
+
+// EnablePool makes Free keep allocations, up to maxBytes in all, for later Allocs of the same
+// size class (a power of two of at least 64 KiB) instead of returning them to the runtime. A
+// fuzz target allocates and frees a handful of buffers per case, and the runtime's allocator
+// (cudaMalloc, and cudaFree's implicit synchronisation) then costs more than the case. Off by
+// default: with it on, a kernel's access past a buffer's rear canary can land in the
+// allocation's slack, where compute-sanitizer memcheck would otherwise report it, so the kernel
+// tests and sanitizer runs keep exact allocations. The canaries are checked either way.
+func (d *Device) EnablePool(maxBytes uint64) {
+	d.poolMu.Lock()
+	defer d.poolMu.Unlock()
+	if d.pool == nil {
+		d.pool = map[uint64][]uintptr{}
+	}
+	d.poolMax = maxBytes
+}
+
+// sizeClass is the pooled allocation size for total bytes.
+func sizeClass(total uint64) uint64 {
+	return max(1<<16, uint64(1)<<bits.Len64(total-1))
+}
+
+// take returns a pooled allocation of the class, or 0.
+func (d *Device) take(class uint64) uintptr {
+	d.poolMu.Lock()
+	defer d.poolMu.Unlock()
+	l := d.pool[class]
+	if len(l) == 0 {
+		return 0
+	}
+	p := l[len(l)-1]
+	d.pool[class] = l[:len(l)-1]
+	d.pooled -= class
+	return p
+}
+
+// keep puts an allocation of the class into the pool; false when pooling is off or full.
+func (d *Device) keep(p uintptr, class uint64) bool {
+	d.poolMu.Lock()
+	defer d.poolMu.Unlock()
+	if d.pool == nil || class == 0 || d.pooled+class > d.poolMax {
+		return false
+	}
+	d.pool[class] = append(d.pool[class], p)
+	d.pooled += class
+	return true
+}
+
+// drainPool frees every pooled allocation.
+func (d *Device) drainPool() error {
+	d.poolMu.Lock()
+	defer d.poolMu.Unlock()
+	var first error
+	for class, l := range d.pool {
+		for _, p := range l {
+			if err := d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) }); err != nil && first == nil {
+				first = err
+			}
+		}
+		delete(d.pool, class)
+	}
+	d.pooled = 0
+	return first
 }
 
 // DeviceInfo describes a device.
@@ -58,8 +129,12 @@ func (d *Device) Close() error {
 	if d.ctx == 0 {
 		return nil
 	}
+	perr := d.drainPool()
 	err := d.lib.call("octave_close", func() int32 { return d.lib.close(d.ctx) })
 	d.ctx = 0
+	if err == nil {
+		err = perr
+	}
 	return err
 }
 
@@ -104,10 +179,11 @@ func canary(n int) []byte {
 
 // Buffer is device memory with canary regions before and after it.
 type Buffer struct {
-	d    *Device
-	base uintptr // start of the allocation (front canary)
-	Ptr  uintptr // start of the usable bytes
-	Len  int
+	d     *Device
+	base  uintptr // start of the allocation (front canary)
+	Ptr   uintptr // start of the usable bytes
+	Len   int
+	class uint64 // pooled size class of the allocation; 0: an exact allocation
 }
 
 // Alloc allocates n usable bytes between two canary regions and fills the canaries. The usable
@@ -118,10 +194,21 @@ func (d *Device) Alloc(n int, fill byte) (*Buffer, error) {
 	}
 	var p uintptr
 	total := uint64(n + 2*CanaryBytes)
-	if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) }); err != nil {
-		return nil, err
+	var class uint64
+	d.poolMu.Lock()
+	pooling := d.pool != nil
+	d.poolMu.Unlock()
+	if pooling {
+		class = sizeClass(total)
+		p = d.take(class)
+		total = class
 	}
-	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n}
+	if p == 0 {
+		if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) }); err != nil {
+			return nil, err
+		}
+	}
+	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n, class: class}
 	c := canary(CanaryBytes)
 	if err := b.writeRaw(0, c); err != nil {
 		b.Free()
@@ -145,7 +232,10 @@ func (b *Buffer) Free() error {
 	if b.base == 0 {
 		return nil
 	}
-	err := b.d.lib.call("octave_free", func() int32 { return b.d.lib.free(b.d.ctx, b.base) })
+	var err error
+	if !b.d.keep(b.base, b.class) {
+		err = b.d.lib.call("octave_free", func() int32 { return b.d.lib.free(b.d.ctx, b.base) })
+	}
 	b.base, b.Ptr = 0, 0
 	return err
 }

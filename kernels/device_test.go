@@ -68,3 +68,63 @@ func TestDeviceBasics(t *testing.T) {
 		t.Errorf("write past the end: %v", err)
 	}
 }
+
+// TestDevicePool: with pooling on, a freed allocation is reused by the next Alloc of its size
+// class, refilled and re-guarded (a stale byte from the earlier user never shows), the pool
+// holds no more than its limit, and Close frees what it holds.
+func TestDevicePool(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.EnablePool(1 << 20)
+	a, err := d.Alloc(5000, 0x11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write(0, make([]byte, 5000)); err != nil {
+		t.Fatal(err)
+	}
+	base := a.base
+	a.Free()
+	b, err := d.Alloc(6000, 0x22) // same 64 KiB class
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.base != base {
+		t.Errorf("Alloc after Free in the same class: base %#x, expected the pooled %#x", b.base, base)
+	}
+	got, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != 0x22 {
+			t.Fatalf("reused buffer byte %d = %#x, expected the fill 0x22", i, v)
+		}
+	}
+	if err := b.CheckCanaries("pooled"); err != nil {
+		t.Fatal(err)
+	}
+	// A buffer whose class exceeds the pool's limit is freed, not kept.
+	big, err := d.Alloc(2<<20, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Free()
+	if d.pooled != 0 {
+		t.Errorf("pool holds %d bytes after freeing a buffer larger than its 1 MiB limit", d.pooled)
+	}
+	b.Free()
+	if d.pooled != 1<<16 {
+		t.Errorf("pool holds %d bytes, expected one 64 KiB allocation", d.pooled)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d.pooled != 0 {
+		t.Errorf("pool holds %d bytes after Close", d.pooled)
+	}
+}

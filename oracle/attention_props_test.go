@@ -265,7 +265,7 @@ func TestPropScoreShift(t *testing.T) {
 			t.Fatalf("max %v, expected %v", a0.m, M)
 		}
 		r := &profRows{d: d, n: n, s: [][]float64{s}, ds: [][]float64{make([]float64, n)}, kappa: make([]float64, n), prec: fp64Prec,
-			value: func(t int, dst []float64) { copy(dst, vals[t]) }}
+			value: func(t int) []float64 { return vals[t] }}
 		for i := range s {
 			r.ds[0][i] = 0x1p-53 * (math.Abs(s[i]) + math.Abs(c))
 		}

@@ -42,10 +42,8 @@ func attExactBound(in *DecodeInput) (model, bound []float64) {
 					r.s[k][t] = e.c * attDot(e.qr[k], dec.k)
 				}
 			}
-			r.value = func(t int, dst []float64) {
-				dec.load(slots[t])
-				copy(dst, dec.v)
-			}
+			ps := newProfSlots(f, slots, in.VSigns)
+			r.value, r.valueOut = ps.value, ps.valueOut
 			r.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
 			m, b := make([][]float64, G), make([][]float64, G)
 			for k := 0; k < G; k++ {

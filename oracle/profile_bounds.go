@@ -110,12 +110,13 @@ var fp64Prec = attPrec{u: 0x1p-53, expErr: 0x1p-51, ftz: 0x1p-1022, ftzExp: 1022
 // list (the G query heads of a KV head, for one query row).
 type profRows struct {
 	d, n     int
-	s, ds    [][]float64                // [head][token]: model score (log2 units) and its error bound
-	kappa    []float64                  // [token]: P' scale κ_t, 0 when P is not rounded
-	value    func(t int, dst []float64) // rotated value of token t
-	unrot    func(x []float64)          // rotated → output space in place; nil: output stays rotated
-	rotBlock int                        // block of unrot (ignored when unrot is nil)
-	depth    int                        // declared accumulation depth (ProfileOptions.Depth), 0: order-free
+	s, ds    [][]float64           // [head][token]: model score (log2 units) and its error bound
+	kappa    []float64             // [token]: P' scale κ_t, 0 when P is not rounded
+	value    func(t int) []float64 // rotated value of token t (read-only)
+	valueOut func(t int) []float64 // token t's value in the output space, H·value(t) (read-only); nil: value
+	unrot    func(x []float64)     // rotated → output space in place (the model output); nil: output stays rotated
+	rotBlock int                   // block of unrot (ignored when unrot is nil)
+	depth    int                   // declared accumulation depth (ProfileOptions.Depth), 0: order-free
 	prec     attPrec
 }
 
@@ -204,9 +205,8 @@ func (r *profRows) eval(model, bound [][]float64) {
 		}
 	}
 	// Pass B: the model output.
-	v := make([]float64, d)
 	for t := 0; t < n; t++ {
-		r.value(t, v)
+		v := r.value(t)
 		for h := range hs {
 			a, y := hs[h].a[t], model[h]
 			if a == 0 {
@@ -230,22 +230,29 @@ func (r *profRows) eval(model, bound [][]float64) {
 	for h := range Ag {
 		Ag[h], A0[h] = make([]float64, d), make([]float64, d)
 	}
-	vo := make([]float64, d)
+	valueOut := r.valueOut
+	if valueOut == nil {
+		valueOut = r.value
+	}
 	for t := 0; t < n; t++ {
-		r.value(t, v)
-		copy(vo, v)
-		if r.unrot != nil {
-			r.unrot(vo)
-		}
+		v, vo := r.value(t)[:d], valueOut(t)[:d]
 		for h := range hs {
 			st := &hs[h]
 			a, w, rho, nu, aup, ga := st.a[t], st.w[t], st.rho[t], st.nu[t], st.aup[t], st.gam[t]
-			m, ew, ag, a0 := model[h], bound[h], Ag[h], A0[h]
-			for j := 0; j < d; j++ {
-				ew[j] += rho*math.Abs(a*vo[j]-w*m[j]) + nu*math.Abs(vo[j])
-				x := aup * math.Abs(v[j])
-				a0[j] += x
-				ag[j] += ga * x
+			m, ew, ag, a0 := model[h][:d], bound[h][:d], Ag[h][:d], A0[h][:d]
+			if nu == 0 {
+				for j, x := range vo {
+					ew[j] += rho * math.Abs(a*x-w*m[j])
+				}
+			} else {
+				for j, x := range vo {
+					ew[j] += rho*math.Abs(a*x-w*m[j]) + nu*math.Abs(x)
+				}
+			}
+			for j, x := range v {
+				y := aup * math.Abs(x)
+				a0[j] += y
+				ag[j] += ga * y
 			}
 		}
 	}

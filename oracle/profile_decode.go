@@ -31,7 +31,8 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 	d := f.HeadSize
 	G := in.Group()
 	res := &ProfileResult{Model: make([]float64, in.NumQ()*in.NumQHeads*d), Bound: make([]float64, in.NumQ()*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
-	// One job per (query row, KV head) that reads the cache; jobs write disjoint outputs.
+	// One job per (query row, KV head) that reads the cache; jobs write disjoint outputs. The
+	// slots they read are decoded once for the call (profSlots).
 	type job struct{ i, h int }
 	var jobs []job
 	for i := 0; i < in.NumQ(); i++ {
@@ -42,17 +43,20 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 			jobs = append(jobs, job{i, h})
 		}
 	}
+	tab := newDecodeSlotTable(in)
+	ps := newProfSlots(f, tab.slots, in.VSigns)
+	defer ps.release()
 	type state struct {
-		ps    *profScorer
-		slots [][]byte
-		qs    []profQuery
-		over  []bool
+		sc      *profScorer
+		entries []int32
+		qs      []profQuery
+		over    []bool
 	}
 	parallelJobs(len(jobs), func() *state {
-		return &state{ps: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G), over: make([]bool, G)}
+		return &state{sc: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G), over: make([]bool, G)}
 	}, func(st *state, n int) {
 		i, h := jobs[n].i, jobs[n].h
-		st.slots = in.tokenSlots(i, h, 0, in.Klen(i), st.slots[:0])
+		st.entries = tab.tokenEntries(in, i, h, st.entries[:0])
 		for k := 0; k < G; k++ {
 			hq := h*G + k
 			q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
@@ -65,7 +69,7 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 			}
 			st.qs[k] = prepQuery(p, rq)
 		}
-		rows := st.ps.cacheRows(st.qs, st.slots, prec)
+		rows := st.sc.rows(st.qs, ps, st.entries, prec)
 		rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
 		rows.rotBlock = f.VRotBlock()
 		rows.depth = opt.Depth
@@ -84,6 +88,57 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 		}
 	})
 	return res, nil
+}
+
+// decodeSlotTable numbers the slots a decode call reads: index maps (block, KV head, offset) to
+// an entry of slots (−1: not read).
+type decodeSlotTable struct {
+	index []int32
+	slots [][]byte
+}
+
+func newDecodeSlotTable(in *DecodeInput) *decodeSlotTable {
+	c := in.Cache
+	t := &decodeSlotTable{index: make([]int32, c.NumBlocks*c.NumKVHeads*c.BlockSize)}
+	for k := range t.index {
+		t.index[k] = -1
+	}
+	for i := 0; i < in.NumQ(); i++ {
+		kl := in.Klen(i)
+		if kl == 0 {
+			continue
+		}
+		row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
+		for h := 0; h < c.NumKVHeads; h++ {
+			for tok := 0; tok < kl; tok++ {
+				pb := int(row[tok/c.BlockSize])
+				if pb < 0 || pb >= c.NumBlocks {
+					continue
+				}
+				k := (pb*c.NumKVHeads+h)*c.BlockSize + tok%c.BlockSize
+				if t.index[k] < 0 {
+					t.index[k] = int32(len(t.slots))
+					t.slots = append(t.slots, c.Slot(pb, h, tok%c.BlockSize))
+				}
+			}
+		}
+	}
+	return t
+}
+
+// tokenEntries appends the entries of row i's tokens [0, klen) through KV head h, skipping
+// tokens whose physical block is out of range (as tokenSlots does).
+func (t *decodeSlotTable) tokenEntries(in *DecodeInput, i, h int, dst []int32) []int32 {
+	c := in.Cache
+	row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
+	for tok := 0; tok < in.Klen(i); tok++ {
+		pb := int(row[tok/c.BlockSize])
+		if pb < 0 || pb >= c.NumBlocks {
+			continue
+		}
+		dst = append(dst, t.index[(pb*c.NumKVHeads+h)*c.BlockSize+tok%c.BlockSize])
+	}
+	return dst
 }
 
 // attCheckF32Scale requires sm_scale to be a normal float32, as a kernel receives it.
@@ -128,7 +183,6 @@ type profScorer struct {
 	f    Format
 	c    float64 // sm_scale·log2 e
 	kInt int     // rounding count of the score (profScoreRoundings)
-	dec  *slotDecoder64
 }
 
 func newProfScorer(p Profile, f Format, smScale float64) *profScorer {
@@ -136,84 +190,5 @@ func newProfScorer(p Profile, f Format, smScale float64) *profScorer {
 	if f.Compact() {
 		dotLen = f.HeadSize
 	}
-	return &profScorer{p: p, f: f, c: smScale * math.Log2E, kInt: profScoreRoundings(p, f.NumKBlocks(), dotLen), dec: newSlotDecoder64(f)}
-}
-
-// score returns the model score of the loaded slot (s.dec) for query q and its error bound.
-func (ps *profScorer) score(q *profQuery) (s, ds float64) {
-	dec := ps.dec
-	var sum, abs float64
-	for b := 0; b < ps.f.NumKBlocks(); b++ {
-		l, ks := dec.kBlock(b)
-		m := ks / LUTOne
-		var pb, ab float64
-		qb := q.q[64*b : 64*b+64]
-		for j, c := range dec.kc[64*b : 64*b+64] {
-			x := qb[j] * l[c&15]
-			pb += x
-			ab += math.Abs(x)
-		}
-		sum += m * pb
-		// |m|: a slot's fp16 scales may be negative (garbage a wild map reads); the error of a
-		// product scales with the magnitude.
-		if q.intDot {
-			abs += math.Abs(m * pb)
-		} else {
-			abs += math.Abs(m) * ab
-		}
-	}
-	var amb float64
-	for k, i := range q.amb {
-		l, ks := dec.kBlock(i / 64)
-		amb += q.ambStep[k] * math.Abs(ks/LUTOne*l[dec.kc[i]&15])
-	}
-	s = ps.c * sum
-	ds = attGamma(ps.kInt, 0x1p-24)*ps.c*abs + ps.c*amb + 16*0x1p-126
-	if abs*LUTOne*math.Max(1, ps.c) > fp32Near {
-		// Within 2^24 of fp32 overflow: a kernel's intermediate (query scale × K scale × an
-		// integer dot of up to 2^20, before the 1/64 and sm_scale·log2 e factors) may overflow,
-		// whatever its order. No claim here (bound +Inf, docs/bounds.md).
-		ds = math.Inf(1)
-	}
-	return s, ds
-}
-
-// kappa is the P' scale of the loaded slot (0 when the profile does not round P or V is zero).
-func (ps *profScorer) kappa() float64 {
-	vs := math.Abs(ps.dec.vScale)
-	if vs == 0 || math.IsInf(vs, 0) || math.IsNaN(vs) {
-		return 0
-	}
-	switch ps.p {
-	case ProfileWMMAF16Q:
-		return vs * 256
-	case ProfilePrefillInt8Row:
-		return vs * 64
-	}
-	return 0
-}
-
-// cacheRows scores every slot for every query head and returns the rows, with values read back
-// from the slots (rotated); the caller sets the output mapping.
-func (ps *profScorer) cacheRows(qs []profQuery, slots [][]byte, prec attPrec) *profRows {
-	n, nh := len(slots), len(qs)
-	r := &profRows{d: ps.f.HeadSize, n: n, s: make([][]float64, nh), ds: make([][]float64, nh), kappa: make([]float64, n), prec: prec}
-	for k := range qs {
-		r.s[k], r.ds[k] = make([]float64, n), make([]float64, n)
-	}
-	// V values are decoded once here, while the slot is loaded for its scores, and served from
-	// this buffer to eval's passes (each reads every token's V once or twice).
-	d := ps.f.HeadSize
-	vals := make([]float64, n*d)
-	for t, sl := range slots {
-		ps.dec.loadRaw(sl)
-		for k := range qs {
-			r.s[k][t], r.ds[k][t] = ps.score(&qs[k])
-		}
-		r.kappa[t] = ps.kappa()
-		ps.dec.fillV()
-		copy(vals[t*d:(t+1)*d], ps.dec.v)
-	}
-	r.value = func(t int, dst []float64) { copy(dst, vals[t*d:(t+1)*d]) }
-	return r
+	return &profScorer{p: p, f: f, c: smScale * math.Log2E, kInt: profScoreRoundings(p, f.NumKBlocks(), dotLen)}
 }

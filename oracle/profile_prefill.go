@@ -30,7 +30,7 @@ func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions)
 	for i := range res.Model {
 		res.Model[i], res.Bound[i] = math.NaN(), math.NaN()
 	}
-	ps := newProfScorer(prefix, c.F, in.SMScale)
+	sc := newProfScorer(prefix, c.F, in.SMScale)
 	kChunk := attGamma(profChunkRoundings(d), 0x1p-24)
 	cs := in.SMScale * math.Log2E
 	var slots [][]byte
@@ -40,30 +40,30 @@ func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions)
 		for h := 0; h < hkv; h++ {
 			slots = in.prefixSlots(s, h, slots[:0])
 			np := len(slots)
-			pv := make([]float64, np*d)
-			pKappa := make([]float64, np)
-			for t, sl := range slots {
-				ps.dec.loadRaw(sl)
-				ps.dec.fillV()
-				copy(pv[t*d:], ps.dec.v)
-				pKappa[t] = ps.kappa()
+			ps := newProfSlots(c.F, slots, nil)
+			chunkV := make([]float64, (hi-lo)*d)
+			for u := lo; u < hi; u++ {
+				for j, x := range in.V[(u*hkv+h)*d:][:d] {
+					chunkV[(u-lo)*d+j] = float64(x)
+				}
 			}
 			for i := lo; i < hi; i++ {
 				n := np + (i - lo + 1)
-				r := &profRows{d: d, n: n, s: make([][]float64, G), ds: make([][]float64, G), kappa: make([]float64, n), prec: prec, depth: opt.Depth}
-				copy(r.kappa, pKappa)
+				r := newProfRows(d, n, G, prec)
+				r.depth = opt.Depth
+				for t := 0; t < np; t++ {
+					r.kappa[t] = sc.kappaOf(ps.vs[t])
+				}
 				for t := np; t < n; t++ {
 					r.kappa[t] = 1 // P rounded to fp16 against exact fp16 V
 				}
 				for k := 0; k < G; k++ {
 					qrow := in.Q[(i*in.NumQHeads+h*G+k)*d:][:d]
 					qs[k] = prepQuery(prefix, qrow)
-					r.s[k], r.ds[k] = make([]float64, n), make([]float64, n)
 				}
-				for t, sl := range slots {
-					ps.dec.loadRaw(sl)
+				for t := 0; t < np; t++ {
 					for k := range qs {
-						r.s[k][t], r.ds[k][t] = ps.score(&qs[k])
+						r.s[k][t], r.ds[k][t] = sc.scoreEntry(ps, t, &qs[k])
 					}
 				}
 				for u := lo; u <= i; u++ {
@@ -81,15 +81,11 @@ func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions)
 						r.ds[k][t] = kChunk*cs*abs + 16*0x1p-126
 					}
 				}
-				r.value = func(t int, dst []float64) {
+				r.value = func(t int) []float64 {
 					if t < np {
-						copy(dst, pv[t*d:(t+1)*d])
-						return
+						return ps.value(t)
 					}
-					u := lo + t - np
-					for j, x := range in.V[(u*hkv+h)*d:][:d] {
-						dst[j] = float64(x)
-					}
+					return chunkV[(t-np)*d : (t-np+1)*d]
 				}
 				model, bound := make([][]float64, G), make([][]float64, G)
 				for k := 0; k < G; k++ {
@@ -98,6 +94,7 @@ func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions)
 				}
 				r.eval(model, bound)
 			}
+			ps.release()
 		}
 	}
 	return res, nil

@@ -66,7 +66,7 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 				copy(pk[t*d:], dec.k)
 				copy(pv[t*d:], dec.v)
 			}
-			kv := make([]float64, d)
+			kv, vbuf := make([]float64, d), make([]float64, d)
 			for i := lo; i < hi; i++ {
 				n := np + (i - lo + 1)
 				r := &profRows{d: d, n: n, s: make([][]float64, G), ds: make([][]float64, G), kappa: make([]float64, n), prec: prec, depth: opt.Depth}
@@ -103,14 +103,14 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 					}
 					score(np+u-lo, kv)
 				}
-				r.value = func(t int, dst []float64) {
+				r.value = func(t int) []float64 {
 					if t < np {
-						copy(dst, pv[t*d:(t+1)*d])
-						return
+						return pv[t*d : (t+1)*d]
 					}
 					for j, x := range in.V[((lo+t-np)*hkv+h)*d:][:d] {
-						dst[j] = float64(x)
+						vbuf[j] = float64(x)
 					}
+					return vbuf
 				}
 				model, bound := make([][]float64, G), make([][]float64, G)
 				for k := 0; k < G; k++ {
@@ -118,10 +118,9 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 					model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
 				}
 				r.eval(model, bound)
-				vsum, tmp := make([]float64, d), make([]float64, d)
+				vsum := make([]float64, d)
 				for t := 0; t < n; t++ {
-					r.value(t, tmp)
-					for j, x := range tmp {
+					for j, x := range r.value(t) {
 						vsum[j] += math.Abs(x)
 					}
 				}
