@@ -60,10 +60,11 @@ include mk/kernels.mk
 .PHONY: gpu-bins
 gpu-bins:
 	@mkdir -p bin
-	$(GO) test -c -o bin/kernels.test ./kernels
-	$(GO) test -c -o bin/oracle.test ./oracle
-	$(GO) test -c -fuzz=. -o bin/fuzz.test ./fuzz
-	$(GO) build -buildvcs=true -o bin/octant ./cmd/octant
+	$(GO) test -c -ldflags="-s -w" -o bin/kernels.test ./kernels
+	$(GO) test -c -ldflags="-s -w" -o bin/oracle.test ./oracle
+	$(GO) test -c -ldflags="-s -w" -fuzz=. -o bin/fuzz.test ./fuzz
+	$(GO) test -c -ldflags="-s -w" -o bin/fuzz-plain.test ./fuzz
+	$(GO) build -buildvcs=true -ldflags="-s -w" -o bin/octant ./cmd/octant
 
 # Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
 # the oracle, through a kernel library named by OCTANT_LIB.
