@@ -164,9 +164,9 @@ func DecodeSpecs(o DecodeOptions) *rapid.Generator[*DecodeSpec] {
 
 // liveSet is the set of (block, token) slots (every head) holding a token some request has
 // stored: position p < seq_len of request r with block_table[r][p / block_size] = block.
-func (s *DecodeSpec) liveSet() map[[2]int]bool {
-	live := map[[2]int]bool{}
+func (s *DecodeSpec) liveSet() liveSlots {
 	bs := s.Cache.BlockSize
+	live := liveSlots{bs: bs, live: make([]bool, max(s.Cache.NumBlocks, 0)*bs)}
 	for r, q := range s.Batch.Requests {
 		row := s.Table.Row(r)
 		nb := (max(q.SeqLen, 0) + bs - 1) / bs
@@ -176,12 +176,21 @@ func (s *DecodeSpec) liveSet() map[[2]int]bool {
 				continue
 			}
 			for t := lb * bs; t < min((lb+1)*bs, q.SeqLen); t++ {
-				live[[2]int{pb, t - lb*bs}] = true
+				live.live[pb*bs+t-lb*bs] = true
 			}
 		}
 	}
 	return live
 }
+
+// liveSlots marks the (block, offset) pairs holding a request's token (every KV head's slot there
+// is live).
+type liveSlots struct {
+	bs   int
+	live []bool
+}
+
+func (l liveSlots) at(b, h, t int) bool { return l.live[b*l.bs+t] }
 
 // Build expands the recipe into the oracle's decode input: the cache (BuildCache; the live slots
 // are the tokens of each request's seq_len through its block table), the query rows
@@ -192,7 +201,7 @@ func (s *DecodeSpec) Build() (*oracle.DecodeInput, error) {
 		return nil, err
 	}
 	live := s.liveSet()
-	c, err := BuildCache(s.Cache, s.Content, s.Signs, func(b, h, t int) bool { return live[[2]int{b, t}] })
+	c, err := BuildCache(s.Cache, s.Content, s.Signs, live.at)
 	if err != nil {
 		return nil, err
 	}
@@ -207,15 +216,23 @@ func (s *DecodeSpec) Build() (*oracle.DecodeInput, error) {
 		kinds = []ValueKind{Gaussian}
 	}
 	ks := s.Signs.K.Signs(d)
+	// The recipes are drawn in order from the stream; each vector is then built from its own
+	// seed, in parallel.
+	specs := make([]ValueSpec, n*hq)
 	for i := 0; i < n; i++ {
 		for h := 0; h < hq; h++ {
 			spec := drawValueSpec(dr, pick(dr, kinds, ""), s.Dtype)
 			if scaledKind(spec.Kind) {
 				spec.Log2Scale += sliceAt(s.Query.HeadLog2Scale, h)
 			}
-			copy(q[(i*hq+h)*d:], spec.Build(d, ks, f.KRotBlock()))
+			specs[i*hq+h] = spec
 		}
 	}
+	parallelChunks(len(specs), func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			copy(q[e*d:], specs[e].Build(d, ks, f.KRotBlock()))
+		}
+	})
 	in := &oracle.DecodeInput{Cache: c, Query: q, NumQHeads: hq, BlockTable: s.Table.Table, NumReqs: len(s.Batch.Requests),
 		MaxBlocks: s.Table.MaxBlocks, QToReq: s.Maps.QToReq, QToKlen: s.Maps.QToKlen, SMScale: s.SMScale,
 		KSigns: ks, VSigns: s.Signs.V.Signs(d)}

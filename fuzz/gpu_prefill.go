@@ -79,7 +79,7 @@ func (c *GPUPrefillCase) Build() (*oracle.PrefillInput, error) {
 	}
 	ds := &DecodeSpec{Batch: c.Batch, Table: c.Table, Cache: c.Cache}
 	live := ds.liveSet()
-	cache, err := BuildCache(c.Cache, c.Content, c.Signs, func(b, h, t int) bool { return live[[2]int{b, t}] })
+	cache, err := BuildCache(c.Cache, c.Content, c.Signs, live.at)
 	if err != nil {
 		return nil, err
 	}

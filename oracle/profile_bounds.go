@@ -204,16 +204,30 @@ func (r *profRows) eval(model, bound [][]float64) {
 			st.eL += st.gam[t] * st.w[t] * el
 		}
 	}
-	// Pass B: the model output.
+	// Pass B: the model output (rotated), A and A^γ (per rotated dim), in one sweep over the values.
+	Ag, A0 := make([][]float64, nh), make([][]float64, nh)
+	for h := range Ag {
+		Ag[h], A0[h] = make([]float64, d), make([]float64, d)
+	}
 	for t := 0; t < n; t++ {
-		v := r.value(t)
+		v := r.value(t)[:d]
 		for h := range hs {
-			a, y := hs[h].a[t], model[h]
+			st := &hs[h]
+			a, aup, ga := st.a[t], st.aup[t], st.gam[t]
+			y, ag, a0 := model[h][:d], Ag[h][:d], A0[h][:d]
 			if a == 0 {
+				for j, x := range v {
+					u := aup * math.Abs(x)
+					a0[j] += u
+					ag[j] += ga * u
+				}
 				continue
 			}
-			for i, x := range v {
-				y[i] += a * x
+			for j, x := range v {
+				y[j] += a * x
+				u := aup * math.Abs(x)
+				a0[j] += u
+				ag[j] += ga * u
 			}
 		}
 	}
@@ -225,21 +239,17 @@ func (r *profRows) eval(model, bound [][]float64) {
 			model[h][j] /= hs[h].W
 		}
 	}
-	// Pass C: E^w (into bound), A^γ and A (per rotated dim).
-	Ag, A0 := make([][]float64, nh), make([][]float64, nh)
-	for h := range Ag {
-		Ag[h], A0[h] = make([]float64, d), make([]float64, d)
-	}
+	// Pass C: E^w (into bound), in the output space.
 	valueOut := r.valueOut
 	if valueOut == nil {
 		valueOut = r.value
 	}
 	for t := 0; t < n; t++ {
-		v, vo := r.value(t)[:d], valueOut(t)[:d]
+		vo := valueOut(t)[:d]
 		for h := range hs {
 			st := &hs[h]
-			a, w, rho, nu, aup, ga := st.a[t], st.w[t], st.rho[t], st.nu[t], st.aup[t], st.gam[t]
-			m, ew, ag, a0 := model[h][:d], bound[h][:d], Ag[h][:d], A0[h][:d]
+			a, w, rho, nu := st.a[t], st.w[t], st.rho[t], st.nu[t]
+			m, ew := model[h][:d], bound[h][:d]
 			if nu == 0 {
 				for j, x := range vo {
 					ew[j] += rho * math.Abs(a*x-w*m[j])
@@ -248,11 +258,6 @@ func (r *profRows) eval(model, bound [][]float64) {
 				for j, x := range vo {
 					ew[j] += rho*math.Abs(a*x-w*m[j]) + nu*math.Abs(x)
 				}
-			}
-			for j, x := range v {
-				y := aup * math.Abs(x)
-				a0[j] += y
-				ag[j] += ga * y
 			}
 		}
 	}

@@ -31,16 +31,17 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 	d := f.HeadSize
 	G := in.Group()
 	res := &ProfileResult{Model: make([]float64, in.NumQ()*in.NumQHeads*d), Bound: make([]float64, in.NumQ()*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
-	// One job per (query row, KV head) that reads the cache; jobs write disjoint outputs. The
-	// slots they read are decoded once for the call (profSlots).
-	type job struct{ i, h int }
+	// One job per (query row, query head) that reads the cache, so that even a call of a few rows
+	// spreads over the cores; jobs write disjoint outputs. The slots they read are decoded once
+	// for the call (profSlots).
+	type job struct{ i, hq int }
 	var jobs []job
 	for i := 0; i < in.NumQ(); i++ {
 		if in.Klen(i) == 0 {
 			continue
 		}
-		for h := 0; h < in.Cache.NumKVHeads; h++ {
-			jobs = append(jobs, job{i, h})
+		for hq := 0; hq < in.NumQHeads; hq++ {
+			jobs = append(jobs, job{i, hq})
 		}
 	}
 	tab := newDecodeSlotTable(in)
@@ -50,40 +51,31 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 		sc      *profScorer
 		entries []int32
 		qs      []profQuery
-		over    []bool
 	}
 	parallelJobs(len(jobs), func() *state {
-		return &state{sc: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, G), over: make([]bool, G)}
+		return &state{sc: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, 1)}
 	}, func(st *state, n int) {
-		i, h := jobs[n].i, jobs[n].h
-		st.entries = tab.tokenEntries(in, i, h, st.entries[:0])
-		for k := 0; k < G; k++ {
-			hq := h*G + k
-			q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
-			rq := Rotate(q, in.KSigns, f.KRotBlock())
-			st.over[k] = false
-			for _, x := range rq {
-				if math.Abs(float64(x)) > fp32Near || math.IsNaN(float64(x)) {
-					st.over[k] = true // the fp32 rotation of the query (nearly) overflows: no claim
-				}
+		i, hq := jobs[n].i, jobs[n].hq
+		st.entries = tab.tokenEntries(in, i, hq/G, st.entries[:0])
+		q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
+		rq := Rotate(q, in.KSigns, f.KRotBlock())
+		over := false
+		for _, x := range rq {
+			if math.Abs(float64(x)) > fp32Near || math.IsNaN(float64(x)) {
+				over = true // the fp32 rotation of the query (nearly) overflows: no claim
 			}
-			st.qs[k] = prepQuery(p, rq)
 		}
+		st.qs[0] = prepQuery(p, rq)
 		rows := st.sc.rows(st.qs, ps, st.entries, prec)
 		rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
 		rows.rotBlock = f.VRotBlock()
 		rows.depth = opt.Depth
-		model, bound := make([][]float64, G), make([][]float64, G)
-		for k := 0; k < G; k++ {
-			o := (i*in.NumQHeads + h*G + k) * d
-			model[k], bound[k] = res.Model[o:o+d], res.Bound[o:o+d]
-		}
-		rows.eval(model, bound)
-		for k := 0; k < G; k++ {
-			if st.over[k] {
-				for j := range bound[k] {
-					bound[k][j] = math.Inf(1)
-				}
+		o := (i*in.NumQHeads + hq) * d
+		model, bound := res.Model[o:o+d], res.Bound[o:o+d]
+		rows.eval([][]float64{model}, [][]float64{bound})
+		if over {
+			for j := range bound {
+				bound[j] = math.Inf(1)
 			}
 		}
 	})
