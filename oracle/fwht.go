@@ -13,6 +13,12 @@ import (
 // of four; for other powers of two the multiplication is one rounded float32 product.
 func FWHT32(x []float32, block int) {
 	checkBlock(len(x), block)
+	fwhtStages(x, block, 1)
+}
+
+// fwhtStages applies the stages h0, 2·h0, …, block/2 of FWHT32 and then its 1/√block scale to
+// every block of x (h0 = 1 is the whole transform; h0 < block).
+func fwhtStages(x []float32, block, h0 int) {
 	inv := float32(1 / math.Sqrt(float64(block)))
 	for base := 0; base < len(x); base += block {
 		b := x[base : base+block]
@@ -20,7 +26,7 @@ func FWHT32(x []float32, block int) {
 		// held in registers): every element sees the same additions in the same stage order as a
 		// one-stage-at-a-time loop, so the result is bit-identical; the last pass also applies the
 		// 1/√B scale to the finished values.
-		h, left := 1, bits.TrailingZeros(uint(block))
+		h, left := h0, bits.TrailingZeros(uint(block/h0))
 		for left > 0 {
 			n := 3
 			switch {
@@ -97,6 +103,35 @@ func fwhtPass8Contiguous(b []float32) {
 		q[2], q[6] = c2+c6, c2-c6
 		q[3], q[7] = c3+c7, c3-c7
 	}
+}
+
+// fwhtPass8Signed is fwhtPass8Contiguous reading its input from src, each value with its sign-bit
+// mask applied (the D of Rotate, exactly a negation), and writing to dst.
+func fwhtPass8Signed(dst, src []float32, mask []uint32) {
+	for j := 0; j+7 < len(src); j += 8 {
+		s, m, q := src[j:j+8:j+8], mask[j:j+8:j+8], dst[j:j+8:j+8]
+		v0, v1 := applySign(s[0], m[0]), applySign(s[1], m[1])
+		v2, v3 := applySign(s[2], m[2]), applySign(s[3], m[3])
+		v4, v5 := applySign(s[4], m[4]), applySign(s[5], m[5])
+		v6, v7 := applySign(s[6], m[6]), applySign(s[7], m[7])
+		a0, a1 := v0+v1, v0-v1
+		a2, a3 := v2+v3, v2-v3
+		a4, a5 := v4+v5, v4-v5
+		a6, a7 := v6+v7, v6-v7
+		c0, c2 := a0+a2, a0-a2
+		c1, c3 := a1+a3, a1-a3
+		c4, c6 := a4+a6, a4-a6
+		c5, c7 := a5+a7, a5-a7
+		q[0], q[4] = c0+c4, c0-c4
+		q[1], q[5] = c1+c5, c1-c5
+		q[2], q[6] = c2+c6, c2-c6
+		q[3], q[7] = c3+c7, c3-c7
+	}
+}
+
+// applySign XORs a sign-bit mask into v: −v for 1<<31 (NaN included), v for 0.
+func applySign(v float32, mask uint32) float32 {
+	return math.Float32frombits(math.Float32bits(v) ^ mask)
 }
 
 // fwhtPass4 applies stages h, 2h to every group of four elements at stride h.

@@ -10,11 +10,11 @@ import (
 func Pack4(dst []byte, codes []uint8) {
 	n := len(codes)
 	checkPack(n, 8, len(dst), n/2)
-	// As little-endian words: codes 8w..8w+3 are the low nibbles, 8w+4..8w+7 the high nibbles.
+	// As a little-endian uint64: codes 8w..8w+3 are the low nibbles, 8w+4..8w+7 (shifted down by
+	// 28 into the empty high nibbles) the high ones.
 	for w := 0; w < n/8; w++ {
-		lo := binary.LittleEndian.Uint32(codes[8*w:])
-		hi := binary.LittleEndian.Uint32(codes[8*w+4:])
-		binary.LittleEndian.PutUint32(dst[4*w:], lo&0x0F0F0F0F|(hi&0x0F0F0F0F)<<4)
+		c := binary.LittleEndian.Uint64(codes[8*w:]) & 0x0F0F0F0F0F0F0F0F
+		binary.LittleEndian.PutUint32(dst[4*w:], uint32(c|c>>28))
 	}
 }
 
@@ -40,20 +40,30 @@ func Pack3(dst []byte, codes []uint8) {
 	lo, hi := dst[:n/4], dst[n/4:3*n/8]
 	// FORMAT.md §5's word form: in the lo word of dims 16g..16g+15, bits 2i..2i+1 of each byte hold
 	// dims 16g+4i..+3; in the hi word of dims 32g..32g+31, bit i of each byte holds the top bits of
-	// dims 32g+4i..+3. Four codes are one little-endian word of the code bytes.
+	// dims 32g+4i..+3. Eight codes are one little-endian uint64 (two such four-dim fields).
 	for g := 0; g < n/32; g++ {
-		var hw uint32
-		for h := 0; h < 2; h++ {
-			var lw uint32
-			for i := 0; i < 4; i++ {
-				c := binary.LittleEndian.Uint32(codes[32*g+16*h+4*i:])
-				lw |= (c & 0x03030303) << (2 * i)
-				hw |= (c >> 2 & 0x01010101) << (4*h + i)
-			}
-			binary.LittleEndian.PutUint32(lo[8*g+4*h:], lw)
-		}
-		binary.LittleEndian.PutUint32(hi[4*g:], hw)
+		c := codes[32*g : 32*g+32 : 32*g+32]
+		w0 := binary.LittleEndian.Uint64(c[0:])
+		w1 := binary.LittleEndian.Uint64(c[8:])
+		w2 := binary.LittleEndian.Uint64(c[16:])
+		w3 := binary.LittleEndian.Uint64(c[24:])
+		binary.LittleEndian.PutUint32(lo[8*g:], low2(w0)|low2(w1)<<4)
+		binary.LittleEndian.PutUint32(lo[8*g+4:], low2(w2)|low2(w3)<<4)
+		binary.LittleEndian.PutUint32(hi[4*g:], bit2(w0)|bit2(w1)<<2|bit2(w2)<<4|bit2(w3)<<6)
 	}
+}
+
+// low2 gathers bits 0-1 of eight code bytes: those of bytes j and j+4 land in bits 0-1 and 2-3 of
+// byte j (the high half shifted down by 30 meets the low half's empty bits).
+func low2(w uint64) uint32 {
+	l := w & 0x0303030303030303
+	return uint32(l | l>>30)
+}
+
+// bit2 gathers bit 2 of eight code bytes: those of bytes j and j+4 land in bits 0 and 1 of byte j.
+func bit2(w uint64) uint32 {
+	h := w >> 2 & 0x0101010101010101
+	return uint32(h | h>>31)
 }
 
 // Unpack3 is the inverse of Pack3.

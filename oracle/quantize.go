@@ -19,38 +19,35 @@ type GroupQuant struct {
 
 // Code returns the canonical code of y: the number of thresholds strictly below y (ties go to the
 // lower code; NaN gives 0 as in the kernel, but see QuantizeGroup for non-finite groups).
-//
-// Every threshold is a multiple of 0.5, so for y in (i/2, (i+1)/2] the count of thresholds below
-// y equals the count of thresholds ≤ i/2; i = ⌈2y⌉ − 1 indexes a table of those counts.
 func Code(y float32, bits int) uint8 {
 	if !(y == y) {
 		return 0
 	}
-	i := codeIndex(y)
+	// Clamping keeps every code (|t| ≤ 110.5 for every threshold t) and keeps 2y in the table.
+	i := codeIndex(min(max(y, -1024), 1024))
 	if bits == 4 {
 		return codeTab4[i]
 	}
 	return codeTab3[i]
 }
 
-// codeHalfRange bounds the table: every threshold lies in [−codeHalfRange/2, codeHalfRange/2].
-const codeHalfRange = 240
+// codeHalfRange bounds the tables: they cover |2y| < codeHalfRange.
+const codeHalfRange = 8192
 
+// codeIndex returns the index of y's code in codeTab3 and codeTab4, for |2y| < codeHalfRange.
+// Every threshold is a multiple of 0.5, so for y in (i/2, (i+1)/2] the count of thresholds below
+// y equals the count of thresholds ≤ i/2; i = ⌈2y⌉ − 1 (2y and the ceiling are exact).
 func codeIndex(y float32) int {
-	v := 2 * y // exact (or ±inf, clamped below)
-	// Clamping to ±239 keeps every code (|2t| ≤ 221 for every threshold t).
-	if v > 239 {
-		v = 239
-	} else if v < -239 {
-		v = -239
-	}
-	// ⌈v⌉ without branches: t = trunc(v); the fraction d = v − t is exact, and ⌈v⌉ = t + 1 exactly
-	// when d > 0, which is the sign bit of 0 − d (+0 for d = ±0, so whole numbers stay put).
-	t := int32(v)
-	d := v - float32(t)
-	t += int32(math.Float32bits(0-d) >> 31)
-	return int(t) - 1 + codeHalfRange
+	return int(math.Ceil(float64(2*y))) - 1 + codeHalfRange
 }
+
+// maxTableGroup is the largest group whose codes QuantizeGroup looks up without clamping 2y. In a
+// finite group |x/rms| ≤ √n·(1+2^-19): a normal x² rounds to at most ss, and ss/n, the square
+// root and x/rms each round with relative error at most 2^-24 (ss/n is subnormal only under the
+// 1e-12 floor, and the floor is then at least √(ss/n)·(1−2^-20)); a subnormal x² means
+// |x| < 2^-63, far below rms; ss = +inf makes rms = +inf and x/rms = ±0. So for n ≤ 4096,
+// |2y| ≤ 2·59·64·(1+2^-18) < 7553 < codeHalfRange (the table's bounds check stays as a backstop).
+const maxTableGroup = 4096
 
 var codeTab3, codeTab4 = codeTable(3), codeTable(4)
 
@@ -96,13 +93,15 @@ func ZeroCode(bits int) uint8 { return uint8(1<<bits/2 - 1) }
 // groupSS returns the canonical float32 ss (FORMAT.md §4 step 1) and whether every value is
 // finite.
 func groupSS(x []float32) (float32, bool) {
+	// The float64 terms may be added in any order: roundIfSafe's error bound holds for every order.
 	var s0, s1, s2, s3 float64
 	i := 0
-	for ; i+3 < len(x); i += 4 {
-		s0 += float64(float32(x[i] * x[i]))
-		s1 += float64(float32(x[i+1] * x[i+1]))
-		s2 += float64(float32(x[i+2] * x[i+2]))
-		s3 += float64(float32(x[i+3] * x[i+3]))
+	for ; i+7 < len(x); i += 8 {
+		q := x[i : i+8 : i+8]
+		s0 += float64(float32(q[0]*q[0])) + float64(float32(q[1]*q[1]))
+		s1 += float64(float32(q[2]*q[2])) + float64(float32(q[3]*q[3]))
+		s2 += float64(float32(q[4]*q[4])) + float64(float32(q[5]*q[5]))
+		s3 += float64(float32(q[6]*q[6])) + float64(float32(q[7]*q[7]))
 	}
 	for ; i < len(x); i++ {
 		s0 += float64(float32(x[i] * x[i]))
@@ -250,11 +249,17 @@ func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	}
 	tab = tab[:2*codeHalfRange+1]
 	// Codes (steps 3-4), then the dot terms of step 5 (two loops run faster than one fused loop:
-	// fewer live registers). The terms are summed in float64 and rounded once when that is provably
+	// fewer live registers). Groups up to maxTableGroup need no clamp before the table lookup. The terms are summed in float64 and rounded once when that is provably
 	// the exact sum's rounding (roundIfSafe), else again in double-double by groupDot.
 	x = x[:n]
-	for i, v := range x {
-		codes[i] = tab[codeIndex(float32(float32(v/rms)*mult))]
+	if n <= maxTableGroup {
+		for i, v := range x {
+			codes[i] = tab[codeIndex(float32(float32(v/rms)*mult))]
+		}
+	} else {
+		for i, v := range x {
+			codes[i] = Code(float32(float32(v/rms)*mult), bits)
+		}
 	}
 	// With canonical codes every term x·L[c] is ≥ 0 (L[c] has the sign of y, and y the sign of x),
 	// except when x/rms underflows to +0 for a tiny positive x: so Σ|t| = Σt and the float64

@@ -3,7 +3,6 @@ package oracle
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 )
 
 // Quantizer writes slots of one format. It holds scratch space, so one Quantizer must not be used
@@ -47,14 +46,21 @@ func signMasks(s Signs) []uint32 {
 	return m
 }
 
-// rotateInto writes H_B(D·x) into dst; mask holds D as sign-bit masks.
+// rotateInto writes H_B(D·x) into dst; mask holds D as sign-bit masks. For blocks of 16 or more
+// the sign flip is applied as FWHT32's first pass (strides 1, 2, 4) reads x.
 func rotateInto(dst, x []float32, mask []uint32, block int) {
 	mask = mask[:len(x)]
 	dst = dst[:len(x)]
-	for i, v := range x {
-		dst[i] = math.Float32frombits(math.Float32bits(v) ^ mask[i])
+	if block < 16 {
+		for i, v := range x {
+			dst[i] = applySign(v, mask[i])
+		}
+		FWHT32(dst, block)
+		return
 	}
-	FWHT32(dst, block)
+	checkBlock(len(x), block)
+	fwhtPass8Signed(dst, x, mask)
+	fwhtStages(dst, block, 8)
 }
 
 // QuantizeInto rotates, quantizes and packs K and V (original space, head_size float32 values
