@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +109,27 @@ func TestStaticCases(t *testing.T) {
 	}
 	if _, err := StaticCases(a, t.TempDir()); err == nil || !strings.Contains(err.Error(), "make isa") {
 		t.Errorf("no disassemblies: %v", err)
+	}
+}
+
+// TestCaseResultNonFinite: a defective kernel's NaN output gives an infinite bound ratio; the
+// certificate records it (as a string) instead of failing to encode (it did, against mutant 1 on
+// the H200). Finite values stay numbers; a NaN rel_l2 (not computed) is left out.
+func TestCaseResultNonFinite(t *testing.T) {
+	for _, c := range []struct {
+		r    CaseResult
+		want string
+	}{
+		{CaseResult{Path: "decode/x", Status: Fail, BoundErr: math.Inf(1), RelL2: math.NaN()}, `"bound_ratio":"+Inf"`},
+		{CaseResult{Path: "decode/x", Status: Fail, BoundErr: 2.5, RelL2: math.Inf(1)}, `"rel_l2":"+Inf","bound_ratio":2.5`},
+		{CaseResult{Path: "decode/x", Status: Pass, BoundErr: 0.25, RelL2: 0.01}, `"rel_l2":0.01,"bound_ratio":0.25`},
+	} {
+		b, err := json.Marshal(c.r)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.r, err)
+		}
+		if !strings.Contains(string(b), c.want) || strings.Contains(string(b), "NaN") {
+			t.Errorf("%+v encodes as %s, expected it to contain %s and no NaN", c.r, b, c.want)
+		}
 	}
 }

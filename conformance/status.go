@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -55,14 +56,37 @@ type CaseResult struct {
 	BoundErr float64 `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
 }
 
-// MarshalJSON keeps NaN out of the JSON.
+// MarshalJSON writes rel_l2 and bound_ratio as numbers when finite and as the strings "+Inf",
+// "-Inf" or "NaN" otherwise (JSON has no such numbers, and a defective kernel's NaN output gives
+// an infinite bound ratio: it must reach the certificate, not abort it). A NaN rel_l2 means "not
+// computed" and is left out.
 func (c CaseResult) MarshalJSON() ([]byte, error) {
 	type plain CaseResult
-	p := plain(c)
-	if p.RelL2 != p.RelL2 {
-		p.RelL2 = 0
+	p := struct {
+		plain
+		RelL2    any `json:"rel_l2,omitempty"`
+		BoundErr any `json:"bound_ratio,omitempty"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.RelL2) && c.RelL2 != 0 {
+		p.RelL2 = jsonFloat(c.RelL2)
+	}
+	if c.BoundErr != 0 {
+		p.BoundErr = jsonFloat(c.BoundErr)
 	}
 	return json.Marshal(p)
+}
+
+// jsonFloat is x, or its name when it is not finite.
+func jsonFloat(x float64) any {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "+Inf"
+	case math.IsInf(x, -1):
+		return "-Inf"
+	}
+	return x
 }
 
 // Summary is the status of every prefix of the case paths (worst wins) and the counts.

@@ -10,6 +10,8 @@
 #                     mutant-1 library (a defective build must not certify)
 #   PHASE=mutate      octant mutate over every mutant, the unmutated build and the conventional
 #                     suite, in SHARDS concurrent processes (disjoint --only sets)
+#   PHASE=final       the decode throughput (quiet machine first), then mutate, the prefill grid
+#                     under both sanitizers and conform against mutant 1, concurrently
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
 out=${1:-${OUT:-gpu-out}}
@@ -61,7 +63,7 @@ throughput)
 sanitize)
   make cuda-mutant MUTANT=1 > "$work/build-m1.log" 2>&1 &
   bpid=$!
-  shards=("TestDecodeGrid" "TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)" "TestPrefill" \
+  shards=("TestDecodeGrid" "TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)" "TestPrefill(Grid|Errors)" \
           "Test(Store|Reduce|Rotate|QueryMaps|Empty|Conventional|Device|Struct|Open|ErrorIs|HIP)")
   pids=()
   for tool in memcheck racecheck; do
@@ -88,6 +90,34 @@ sanitize)
     grep -q -E '^(ok|PASS)$' "$f" || { status=1; tail -3 "$f" | tee -a "$log"; }
   done
   ;;
+final)
+  for s in 11 12; do
+    step "TestGPUDecode, 1000 cases, seed $s"
+    OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=$s 2>&1 \
+      | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
+  done
+  step "TestGPUDecode, 1000 cases, seed 11, GOGC=400"
+  GOGC=400 OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=11 2>&1 \
+    | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
+  PHASE=mutate MUT_TIMEOUT=${MUT_TIMEOUT:-420} WORK=$work "$0" "$out" &
+  mpid=$!
+  for tool in memcheck racecheck; do
+    ( timeout ${SAN_TIMEOUT:-400} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run '^(TestPrefillGrid|TestPrefillErrors)$' -test.timeout 20m -test.v \
+        > "$work/san-prefill-$tool.log" 2>&1
+      echo "$tool prefill: exit $?" >> "$work/san-exit.log" ) &
+  done
+  make cuda-mutant MUTANT=1 > "$work/build-m1.log" 2>&1
+  ./bin/octant conform --lib build/mutants/liboctave_cuda_m1.so --budget 20s --fixed 4 --out "$work/conform-m1" > "$work/conform-m1.log" 2>&1
+  echo "conform against mutant 1: exit $? (1 expected: not certified)" >> "$work/final.log"
+  cp "$work/conform-m1/report.md" "$out/conform-m1-report.md" 2>/dev/null
+  wait
+  cat "$work/final.log" "$work/san-exit.log" | tee -a "$log"
+  grep -E -i 'certif|replay' "$work/conform-m1.log" | head -8 | cut -c1-400 | tee -a "$log"
+  for f in "$work"/san-prefill-*.log; do
+    echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
+  done
+  ;;
 mutate)
   ids=$(grep -o -E '^#define OCT_MUT_[A-Z0-9_]+ +[0-9]+' csrc/include/octave_mutant.h | awk '{print $3}' | sort -n | tr '\n' ' ')
   n=${SHARDS:-3}
@@ -104,9 +134,8 @@ mutate)
   for i in "${!pids[@]}"; do wait ${pids[$i]}; echo "shard $i exit $?" | tee -a "$log"; done
   for i in "${!sets[@]}"; do
     cp "$work/mutate-$i/kill-matrix.md" "$out/kill-matrix-$i.md" 2>/dev/null
-    cp "$work/mutate-$i/kill-matrix.json" "$out/kill-matrix-$i.json" 2>/dev/null
   done
   ;;
-*) echo "PHASE=throughput|sanitize|mutate expected, found '${PHASE:-}'" >&2; exit 2;;
+*) echo "PHASE=throughput|sanitize|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
 esac
 finish
