@@ -448,3 +448,47 @@ func TestBoundariesCachesAndTables(t *testing.T) {
 	}
 	c.require(want...)
 }
+
+// TestBoundariesGPUDecodeCases: FuzzDecode's calls are mostly small (≤ 1024 tokens in all, so
+// that the target runs hundreds of cases a second) but the large class appears in a few
+// percent of them and reaches 4096-token requests and 8192-token batches' limits, and the small
+// class still reaches every klen edge, one token per split, more splits than tokens and padding
+// rows.
+func TestBoundariesGPUDecodeCases(t *testing.T) {
+	const n = 3000
+	c := newCoverage(t, "GPUDecodeCases", n)
+	g := GPUDecodeCases(GPUDecodeOptions)
+	large, longest := 0, 0
+	for i := 0; i < n; i++ {
+		s := g.Example(i).Spec
+		total := 0
+		for _, r := range s.Batch.Requests {
+			total += r.SeqLen
+			longest = max(longest, r.SeqLen)
+		}
+		isLarge := total > gpuDecodeSmallOptions.Batch.MaxTotalSeq || s.Cache.NumKVHeads > gpuDecodeSmallOptions.MaxKVHeads
+		if isLarge {
+			large++
+			continue
+		}
+		kv := s.KVMax()
+		for r := range s.Maps.QToReq {
+			k := s.Klen(r)
+			c.hitLength(k, s.Cache.BlockSize, "")
+			c.hit("padding row", k == 0)
+		}
+		c.hit("one token per split", kv > 0 && s.NumSplits == kv)
+		c.hit("more splits than tokens", s.NumSplits > kv)
+	}
+	c.require(klenNames("one token per split", "more splits than tokens", "padding row")...)
+	// The large class is drawn when size_class hits its maximum (63): about 3% of rapid.Check's
+	// draws, about 10% of Example's (rapid biases its draws differently there); some large
+	// draws are no larger than a small one, so the count here is a lower bound of the share.
+	if f := float64(large) / n; f < 0.01 || f > 0.15 {
+		t.Errorf("%d of %d cases recognisably large (%.1f%%): expected 1%%..15%%", large, n, 100*f)
+	}
+	if longest < GPUDecodeOptions.Batch.MaxSeqLen-1 {
+		t.Errorf("longest request %d tokens: expected the large class to reach %d", longest, GPUDecodeOptions.Batch.MaxSeqLen)
+	}
+	t.Logf("%d of %d cases large, longest request %d tokens", large, n, longest)
+}

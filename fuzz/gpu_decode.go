@@ -40,7 +40,7 @@ var GPUDecodeOptions = DecodeOptions{
 // gpuDecodeSmallOptions bound the small calls, most of FuzzDecode's cases: up to 4 requests of
 // up to 1024 tokens (1024 in all), 2 KV heads, cost up to gpuDecodeSmallCost. A fuzzer finds
 // more with many cheap calls than with a few large ones (every tile, split and padding edge
-// below 1024 tokens is reachable in them); one case in gpuDecodeLargeEvery is large.
+// below 1024 tokens is reachable in them); a few percent are large (gpuDecodeLargeEvery).
 var gpuDecodeSmallOptions = DecodeOptions{
 	Batch:      BatchOptions{MaxReqs: 4, MaxSeqLen: 1024, MaxTotalSeq: 1024, MaxPadding: 4},
 	MaxKVHeads: 2,
@@ -53,14 +53,16 @@ const gpuDecodeCostBudget = 400_000
 // gpuDecodeSmallCost bounds the cost of a small call.
 const gpuDecodeSmallCost = 24_000
 
-// gpuDecodeLargeEvery: one call in this many (on average) is drawn from GPUDecodeOptions.
+// gpuDecodeLargeEvery: a call is large when size_class, drawn in [0, gpuDecodeLargeEvery), hits
+// its maximum. rapid biases integer draws towards both ends, so that happens in about 3% of
+// rapid.Check's cases (10% of Example's), not one in 64.
 const gpuDecodeLargeEvery = 64
 
 // gpuWorkspaceBudget bounds the partials workspace (bytes): the split count is lowered to fit.
 const gpuWorkspaceBudget = 64 << 20
 
-// GPUDecodeCases draws FuzzDecode's calls and their launch parameters: one in gpuDecodeLargeEvery
-// from DecodeSpecs(o) with cost up to gpuDecodeCostBudget, the others small
+// GPUDecodeCases draws FuzzDecode's calls and their launch parameters: a few percent
+// (gpuDecodeLargeEvery) from DecodeSpecs(o) with cost up to gpuDecodeCostBudget, the others small
 // (gpuDecodeSmallOptions, cost up to gpuDecodeSmallCost). Passing other options than
 // GPUDecodeOptions draws every call from them.
 func GPUDecodeCases(o DecodeOptions) *rapid.Generator[*GPUDecodeCase] {
