@@ -33,6 +33,8 @@ type Certificate struct {
 	Seed         int          `json:"seed"`
 	Budget       string       `json:"budget"`
 	Certified    bool         `json:"certified"`
+	MinCases     int          `json:"min_cases,omitempty"` // cases every op/tier must have run (runtime mode)
+	TooFew       []string     `json:"too_few_cases,omitempty"`
 	Missing      []string     `json:"missing,omitempty"` // required kernels that do not exist
 	Status       Status       `json:"status"`
 	Summary      []Summary    `json:"summary"`
@@ -50,8 +52,25 @@ func (c *Certificate) Finish() {
 		c.Status = Fail
 	}
 	c.Summary = Summarize(c.Cases, 2)
-	c.Certified = c.Status != Fail && len(c.Missing) == 0 && len(c.Cases) > 0
+	c.TooFew = nil
+	if c.MinCases > 0 {
+		for _, u := range c.Summary {
+			if !strings.Contains(u.Node, "/") {
+				continue // ops; their tiers are counted
+			}
+			if run := u.Counts[Pass.String()] + u.Counts[QualityWarning.String()] + u.Counts[Fail.String()]; run < c.MinCases {
+				c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", u.Node, run, c.MinCases))
+			}
+		}
+	}
+	c.Certified = c.Status != Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0
 }
+
+// DefaultMinCases is how many cases each op/tier of a runtime certificate must have run: a few
+// cases can pass a defective build (the emulator's mutant 1, which leaves padding rows unwritten,
+// passed five), so a short run is reported as not certified rather than certified on little
+// evidence.
+const DefaultMinCases = 32
 
 // Write writes certificate.json, report.md and junit.xml into dir.
 func (c *Certificate) Write(dir string) error {
@@ -109,6 +128,12 @@ func (c *Certificate) Report() string {
 	if len(c.Missing) > 0 {
 		fmt.Fprintf(&b, "\nNot certifiable: the contract (KERNELS.md §6) requires kernels that do not exist:\n\n")
 		for _, m := range c.Missing {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	if len(c.TooFew) > 0 {
+		fmt.Fprintf(&b, "\nNot certified: too few cases ran:\n\n")
+		for _, m := range c.TooFew {
 			fmt.Fprintf(&b, "- %s\n", m)
 		}
 	}

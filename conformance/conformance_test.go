@@ -133,3 +133,29 @@ func TestCaseResultNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestMinCases: with MinCases set, an op/tier that ran fewer cases (NotSupported ones do not
+// count) is not certified even if every case passed; without it, the same cases certify.
+func TestMinCases(t *testing.T) {
+	var cases []CaseResult
+	for i := 0; i < 3; i++ {
+		cases = append(cases, CaseResult{Path: "decode/portable/x", Status: Pass}, CaseResult{Path: "store/portable/x", Status: Pass})
+	}
+	cases = append(cases, CaseResult{Path: "store/portable/y", Status: NotSupported, Message: "no"})
+	c := &Certificate{Cases: cases}
+	c.Finish()
+	if !c.Certified {
+		t.Fatalf("no minimum: not certified (%q)", c.TooFew)
+	}
+	c.MinCases = 3
+	c.Finish()
+	if !c.Certified || len(c.TooFew) != 0 {
+		t.Errorf("3 cases per unit, minimum 3: certified %v, too few %q", c.Certified, c.TooFew)
+	}
+	c.MinCases = 4
+	c.Finish()
+	if c.Certified || len(c.TooFew) != 2 || !strings.Contains(c.TooFew[0], "decode/portable: 3 cases run, at least 4 required") ||
+		!strings.Contains(c.Report(), "too few cases ran") {
+		t.Errorf("3 cases per unit, minimum 4: certified %v, too few %q", c.Certified, c.TooFew)
+	}
+}

@@ -25,11 +25,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	budget := fs.Duration("budget", 10*time.Minute, "time for random cases after the fixed ones")
 	seed := fs.Int("seed", 1000, "first seed of the random cases (the fixed cases are seeds 0..fixed-1)")
 	fixed := fs.Int("fixed", 12, "fixed cases per op and tier")
+	minCases := fs.Int("min-cases", conformance.DefaultMinCases, "cases every op and tier must run for a runtime certificate (fewer: not certified)")
 	out := fs.String("out", "conform-out", "directory for certificate.json, report.md, junit.xml")
 	isaOnly := fs.Bool("isa-only", false, "static certification of the AMD code objects (make isa) where no such GPU is present")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--out DIR]\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. Exit 0 certified, 1 not certified, 2 usage or environment error.")
+		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. Exit 0 certified, 1 not certified, 2 usage or environment error.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +41,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "octant conform: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *fixed < 0 || *minCases < 0 || *budget < 0 {
+		fmt.Fprintf(stderr, "octant conform: --fixed %d, --min-cases %d, --budget %v: expected values ≥ 0\n", *fixed, *minCases, *budget)
 		return 2
 	}
 	commit, dirty := suiteCommit()
@@ -106,6 +111,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	cert.Mode, cert.Arch, cert.Library, cert.LibrarySHA, cert.ABI = "runtime", a.Name, *lib, sum, kernels.ABIVersion
 	cert.BuildInfo, cert.Device, cert.Runtime = g.Lib.BuildInfo(), g.Dev.Info.Name, g.Dev.Info.Runtime
 	cert.Missing = a.Missing()
+	cert.MinCases = *minCases
 	fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then random cases for %v\n", *lib, g.Dev.Info.Name, a.Name, *fixed, *budget)
 	cert.Cases = conformance.RunBattery(g, conformance.Options{Arch: a, Budget: *budget, Fixed: *fixed, Seed: *seed, OutDir: *out, Progress: stdout})
 	return finishConform(cert, *out, stdout, stderr)
@@ -124,6 +130,9 @@ func finishConform(cert *conformance.Certificate, out string, stdout, stderr io.
 	}
 	for _, m := range cert.Missing {
 		fmt.Fprintf(stdout, "missing: %s\n", m)
+	}
+	for _, m := range cert.TooFew {
+		fmt.Fprintf(stdout, "too few cases: %s\n", m)
 	}
 	verdict := "CERTIFIED"
 	if cert.Mode == "isa-only" {
