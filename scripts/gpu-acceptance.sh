@@ -8,6 +8,9 @@
 #   PHASE=sanitize    compute-sanitizer memcheck and racecheck over the FULL kernel grid, sharded
 #                     by test (run concurrently on the one GPU), and octant conform against the
 #                     mutant-1 library (a defective build must not certify)
+#   PHASE=racecheck   compute-sanitizer racecheck over the full decode and prefill grids only,
+#                     sharded by format and dtype (12 processes): unsharded, neither grid finished
+#                     in 400 s (one large decode case takes 43 s under racecheck)
 #   PHASE=mutate      octant mutate over every mutant, the unmutated build and the conventional
 #                     suite, in SHARDS concurrent processes (disjoint --only sets)
 #   PHASE=final       the decode throughput (quiet machine first), then mutate, the prefill grid
@@ -90,6 +93,26 @@ sanitize)
     grep -q -E '^(ok|PASS)$' "$f" || { status=1; tail -3 "$f" | tee -a "$log"; }
   done
   ;;
+racecheck)
+  pids=()
+  for grid in TestDecodeGrid TestPrefillGrid; do
+    for f in k3v3 k3v4 k3v3c; do
+      for dt in f16 bf16; do
+        ( timeout ${SAN_TIMEOUT:-540} compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
+            env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^$grid\$/^$f\$/^$dt\$" -test.timeout 20m -test.v \
+            > "$work/race-$grid-$f-$dt.log" 2>&1
+          echo "racecheck $grid/$f/$dt: exit $?" >> "$work/san-exit.log" ) &
+        pids+=($!)
+      done
+    done
+  done
+  for p in "${pids[@]}"; do wait $p; done
+  sort "$work/san-exit.log" | tee -a "$log"
+  for f in "$work"/race-*.log; do
+    echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed; $(grep -E 'RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
+    grep -q -E '^(ok|PASS)$' "$f" || status=1
+  done
+  ;;
 final)
   for s in 11 12; do
     step "TestGPUDecode, 1000 cases, seed $s"
@@ -136,6 +159,6 @@ mutate)
     cp "$work/mutate-$i/kill-matrix.md" "$out/kill-matrix-$i.md" 2>/dev/null
   done
   ;;
-*) echo "PHASE=throughput|sanitize|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
+*) echo "PHASE=throughput|sanitize|racecheck|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
 esac
 finish
