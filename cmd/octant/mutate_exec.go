@@ -36,12 +36,12 @@ var (
 	propLine  = regexp.MustCompile(`(gpu-[a-z]+: .*)`)
 )
 
-// runUntilFail runs cmd with env, streaming its output to log, and stops it at the first failing
-// test ("--- FAIL: name"; the deepest name wins when several close at once) or when the budget
-// ends (0: no limit). It counts "=== RUN" lines and fuzzer execs as cases.
 // killGrace is how long a run goes on after its first failure line before it is killed.
 const killGrace = 250 * time.Millisecond
 
+// runUntilFail runs cmd with env, streaming its output to log, and stops it at the first failing
+// test ("--- FAIL: name"; the deepest name wins when several close at once) or when the budget
+// ends (0: no limit). It counts "=== RUN" lines and fuzzer execs as cases.
 func runUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) killResult {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
@@ -67,8 +67,21 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 	last := name
 	// A kill a moment after the first failure line, not at once: the lines that follow it (the
 	// failing subtest's "--- FAIL", the message) are often already written and name the culprit.
+	// Once the process is waited for, its group id may be reused: the timer then does nothing.
 	var once sync.Once
-	stopSoon := func() { once.Do(func() { time.AfterFunc(killGrace, func() { kill() }) }) }
+	var mu sync.Mutex
+	waited := false
+	stopSoon := func() {
+		once.Do(func() {
+			time.AfterFunc(killGrace, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if !waited {
+					kill()
+				}
+			})
+		})
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -105,6 +118,9 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 		}
 	}()
 	err := cmd.Wait()
+	mu.Lock()
+	waited = true
+	mu.Unlock()
 	pw.Close()
 	<-done
 	if !res.Killed {
