@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 
+	"github.com/octant-kv/octant/internal/par"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -260,7 +261,7 @@ func BuildCache(shape CacheShape, content CacheContent, sp SignPair, live func(b
 		}
 	}
 	var qerr error
-	parallelChunks(len(lives), func(lo, hi int) {
+	par.Chunks(len(lives), func(lo, hi int) {
 		q, err := oracle.NewQuantizer(f, ks, vs)
 		if err != nil {
 			qerr = err

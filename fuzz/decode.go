@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/internal/par"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -228,7 +229,7 @@ func (s *DecodeSpec) Build() (*oracle.DecodeInput, error) {
 			specs[i*hq+h] = spec
 		}
 	}
-	parallelChunks(len(specs), func(lo, hi int) {
+	par.Chunks(len(specs), func(lo, hi int) {
 		for e := lo; e < hi; e++ {
 			copy(q[e*d:], specs[e].Build(d, ks, f.KRotBlock()))
 		}

@@ -3,6 +3,8 @@ package oracle
 import (
 	"fmt"
 	"math"
+
+	"github.com/octant-kv/octant/internal/par"
 )
 
 // DecodeProfile models a decode tier of profile p on in: Model is the float64 value of what the
@@ -52,7 +54,7 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 		entries []int32
 		qs      []profQuery
 	}
-	parallelJobs(len(jobs), func() *state {
+	par.Jobs(len(jobs), func() *state {
 		return &state{sc: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, 1)}
 	}, func(st *state, n int) {
 		i, hq := jobs[n].i, jobs[n].hq

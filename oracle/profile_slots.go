@@ -3,6 +3,8 @@ package oracle
 import (
 	"math"
 	"sync"
+
+	"github.com/octant-kv/octant/internal/par"
 )
 
 // profSlots holds what a cache profile needs of each slot a call reads, decoded once per call:
@@ -54,7 +56,7 @@ func newProfSlots(f Format, slots [][]byte, vSigns Signs) *profSlots {
 		ps.vo = next(n * d)
 	}
 	const chunk = 64
-	parallelJobs((n+chunk-1)/chunk, func() *slotDecoder64 { return newSlotDecoder64(f) }, func(dec *slotDecoder64, c int) {
+	par.Jobs((n+chunk-1)/chunk, func() *slotDecoder64 { return newSlotDecoder64(f) }, func(dec *slotDecoder64, c int) {
 		for e := c * chunk; e < min(n, (c+1)*chunk); e++ {
 			dec.loadRaw(slots[e])
 			kl := ps.kl[e*d : (e+1)*d]
