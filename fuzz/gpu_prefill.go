@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
@@ -117,22 +116,6 @@ func (c *GPUPrefillCase) Build() (*oracle.PrefillInput, error) {
 	return in, in.Validate()
 }
 
-// prefillProfiles maps a declared prefill profile to the oracle's (prefix, chunk) pair:
-// "prefill-fp32" or "PREFIX+CHUNK".
-func prefillProfiles(name string) (prefix, chunk oracle.Profile, err error) {
-	if name == string(oracle.ProfilePrefillFP32) {
-		return oracle.ProfilePrefillFP32, oracle.ProfilePrefillFP32, nil
-	}
-	if a, b, ok := strings.Cut(name, "+"); ok {
-		pa, ea := oracle.ParseProfile(a)
-		pb, eb := oracle.ParseProfile(b)
-		if ea == nil && eb == nil {
-			return pa, pb, nil
-		}
-	}
-	return "", "", fmt.Errorf("prefill profile %q: expected %s or PREFIX+CHUNK of KERNELS.md §5 profiles", name, oracle.ProfilePrefillFP32)
-}
-
 // CheckGPUPrefill runs the call on every prefill tier of g and judges it: rows of no sequence
 // untouched, every other element within the declared profile's bound (oracle.PrefillProfile),
 // canaries, inputs and row gaps intact, the same bits twice. The oracle's part: its float32 model
@@ -165,7 +148,7 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 				return err
 			}
 		} else {
-			if prefix, chunk, err = prefillProfiles(im.Tier.PrefillProfile); err != nil {
+			if prefix, chunk, err = oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err != nil {
 				return fmt.Errorf("tier %s: %w", im.Name, err)
 			}
 			if raw, err = c.prefillLib(g, im.Tier, in); err != nil {

@@ -123,27 +123,6 @@ func decodeProfile(t *testing.T, tier kernels.TierDesc) oracle.Profile {
 	return p
 }
 
-// prefillProfiles maps a tier's declared prefill profile to the oracle's (prefix, chunk) pair:
-// "prefill-fp32" (one profile for both phases, the portable tier) or "PREFIX+CHUNK" (two
-// KERNELS.md §5 profiles, e.g. prefill-int8row+prefill-chunk-f16 for an upstream-like tier).
-func prefillProfiles(t *testing.T, tier kernels.TierDesc) (prefix, chunk oracle.Profile) {
-	t.Helper()
-	name := tier.PrefillProfile
-	if name == string(oracle.ProfilePrefillFP32) {
-		return oracle.ProfilePrefillFP32, oracle.ProfilePrefillFP32
-	}
-	if a, b, ok := strings.Cut(name, "+"); ok {
-		pa, ea := oracle.ParseProfile(a)
-		pb, eb := oracle.ParseProfile(b)
-		if ea == nil && eb == nil {
-			return pa, pb
-		}
-	}
-	t.Fatalf("tier %s declares prefill profile %q: the oracle has no prefill model for it; expected %s or PREFIX+CHUNK of %v",
-		tier.Name, name, oracle.ProfilePrefillFP32, oracle.Profiles)
-	return "", ""
-}
-
 // outDtype is the oracle's output dtype for an activation dtype.
 func outDtype(dt kernels.Dtype) oracle.Dtype {
 	if dt == kernels.BF16 {

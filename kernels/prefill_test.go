@@ -209,7 +209,10 @@ func (s *prefillSetup) check(t *testing.T, tier kernels.TierDesc, raw []uint16, 
 			}
 		}
 	}
-	prefix, chunk := prefillProfiles(t, tier)
+	prefix, chunk, err := oracle.ParsePrefillProfile(tier.PrefillProfile)
+	if err != nil {
+		t.Fatalf("tier %s: %v: the oracle has no prefill model for it", tier.Name, err)
+	}
 	res, err := oracle.PrefillProfile(prefix, chunk, s.in, oracle.ProfileOptions{Out: outDtype(c.dt)})
 	must(t, err, "oracle.PrefillProfile")
 	got := actsToF64(raw, c.dt)

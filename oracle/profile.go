@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Profile names a numeric profile of KERNELS.md §5: the documented way a tier approximates exact
@@ -43,6 +44,23 @@ func ParseProfile(name string) (Profile, error) {
 		}
 	}
 	return "", fmt.Errorf("oracle: unknown numeric profile %q: expected one of %v", name, Profiles)
+}
+
+// ParsePrefillProfile maps a prefill tier's declared profile (TierDesc.PrefillProfile) to the
+// (prefix, chunk) pair that [PrefillProfile] models: "prefill-fp32" ([ProfilePrefillFP32] for both
+// parts), or "PREFIX+CHUNK", two profiles of KERNELS.md §5 ("prefill-int8row+prefill-chunk-f16").
+func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
+	if name == string(ProfilePrefillFP32) {
+		return ProfilePrefillFP32, ProfilePrefillFP32, nil
+	}
+	if a, b, ok := strings.Cut(name, "+"); ok {
+		pa, ea := ParseProfile(a)
+		pb, eb := ParseProfile(b)
+		if ea == nil && eb == nil {
+			return pa, pb, nil
+		}
+	}
+	return "", "", fmt.Errorf("oracle: prefill profile %q: expected %s or PREFIX+CHUNK of KERNELS.md §5 profiles %v", name, ProfilePrefillFP32, Profiles)
 }
 
 // ReadsCache reports whether the profile describes attention to packed cache tokens (dot4-int8q,

@@ -89,6 +89,19 @@ func TestProfileAPI(t *testing.T) {
 	if _, err := ParseProfile("dot4"); err == nil || !strings.Contains(err.Error(), "expected one of [dot4-int8q wmma-f16q prefill-int8row prefill-chunk-f16]") {
 		t.Errorf("ParseProfile(dot4): %v", err)
 	}
+	for name, want := range map[string][2]Profile{
+		"prefill-fp32":                      {ProfilePrefillFP32, ProfilePrefillFP32},
+		"prefill-int8row+prefill-chunk-f16": {ProfilePrefillInt8Row, ProfilePrefillChunkF16},
+	} {
+		if a, b, err := ParsePrefillProfile(name); err != nil || a != want[0] || b != want[1] {
+			t.Errorf("ParsePrefillProfile(%q) = %q, %q, %v; expected %q", name, a, b, err, want)
+		}
+	}
+	for _, name := range []string{"", "dot4-int8q", "prefill-int8row+", "prefill-int8row+chunk"} {
+		if _, _, err := ParsePrefillProfile(name); err == nil || !strings.Contains(err.Error(), "expected prefill-fp32 or PREFIX+CHUNK") {
+			t.Errorf("ParsePrefillProfile(%q): %v, expected a refusal", name, err)
+		}
+	}
 	r := &ProfileResult{Model: []float64{0, 1, 2, math.NaN(), 5}, Bound: []float64{0, 0.5, 0.1, math.NaN(), math.Inf(1)}}
 	if w, q := r.Check([]float64{0, 1.25, 2, 7, 99}); w != 1 || q != 0.5 {
 		t.Errorf("Check: worst %d ratio %v, expected 1 and 0.5", w, q)
