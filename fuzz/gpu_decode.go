@@ -126,15 +126,15 @@ func runDecodeLib(g *GPU, tier kernels.TierDesc, c *GPUDecodeCase, in *oracle.De
 			binary.LittleEndian.PutUint16(q[2*(i*qTok+j):], v)
 		}
 	}
-	bufs := &bufSet{dev: g.Dev}
-	defer bufs.free()
-	query := bufs.input("query", q)
-	cache := bufs.input("cache", in.Cache.Data)
-	bt := bufs.input("block_table", i32Bytes(in.BlockTable))
-	qr := bufs.input("q_to_req", i32Bytes(in.QToReq))
-	qk := bufs.input("q_to_klen", i32Bytes(in.QToKlen))
+	bufs := &kernels.BufferSet{Dev: g.Dev, MinLen: 1}
+	defer bufs.Free()
+	query := bufs.Input("query", q)
+	cache := bufs.Input("cache", in.Cache.Data)
+	bt := bufs.Input("block_table", kernels.Int32Bytes(in.BlockTable))
+	qr := bufs.Input("q_to_req", kernels.Int32Bytes(in.QToReq))
+	qk := bufs.Input("q_to_klen", kernels.Int32Bytes(in.QToKlen))
 	outTok := hq*d + c.OutPad
-	out := bufs.output("out", 2*nq*outTok, 0xFF)
+	out := bufs.Output("out", 2*nq*outTok, 0xFF)
 	ws := g.Dev.WorkspaceBytes(nq, hq, s.NumSplits, c.PartialStride)
 	if want := uint64(nq * hq * s.NumSplits * c.pstride() * 4); ws != want {
 		return nil, fmt.Errorf("octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", nq, hq, s.NumSplits, c.PartialStride, ws, want)
@@ -143,28 +143,28 @@ func runDecodeLib(g *GPU, tier kernels.TierDesc, c *GPUDecodeCase, in *oracle.De
 	if c.StaleWorkspace {
 		fill = 0x3F
 	}
-	part := bufs.output("partials", int(ws), fill)
-	if bufs.err != nil {
-		return nil, bufs.err
+	part := bufs.Output("partials", int(ws), fill)
+	if err := bufs.Err(); err != nil {
+		return nil, err
 	}
 	f := in.Cache.F
-	a := kernels.DecodeArgs{Out: out.b.Ptr, Query: query.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, QToReq: qr.b.Ptr, QToKlen: qk.b.Ptr,
-		Partials: part.b.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: int64(d), QueryStrideToken: int64(qTok), QueryStrideHead: int64(d),
+	a := kernels.DecodeArgs{Out: out.Ptr, Query: query.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, QToReq: qr.Ptr, QToKlen: qk.Ptr,
+		Partials: part.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: int64(d), QueryStrideToken: int64(qTok), QueryStrideHead: int64(d),
 		CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead), CacheStrideTk: int64(in.Cache.StrideToken),
 		Fmt: int32(f.ID), Dtype: kernelDtype(dt), HeadSize: int32(d), Tier: tier.Tier, NumQ: int32(nq), NumQHeads: int32(hq), NumKVHeads: int32(hkv),
 		NumReqs: int32(in.NumReqs), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize), MaxBlocks: int32(in.MaxBlocks),
 		NumSplits: int32(s.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
-		KSigns: signWords(in.KSigns), VSigns: signWords(in.VSigns)}
+		KSigns: kernels.SignWords(in.KSigns.Words()), VSigns: kernels.SignWords(in.VSigns.Words())}
 	if err := g.Dev.Decode(a); err != nil {
 		return nil, fmt.Errorf("decode (tier %s): %w", tier.Name, err)
 	}
 	if err := g.Dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync after decode (tier %s): %w", tier.Name, err)
 	}
-	if err := bufs.verify("decode"); err != nil {
+	if err := bufs.Verify("decode"); err != nil {
 		return nil, err
 	}
-	rb, err := out.read()
+	rb, err := out.ReadAll()
 	if err != nil {
 		return nil, err
 	}
@@ -383,18 +383,4 @@ func kernelDtype(dt Dtype) kernels.Dtype {
 		return kernels.BF16
 	}
 	return kernels.F16
-}
-
-func signWords(s oracle.Signs) [8]uint32 {
-	var w [8]uint32
-	copy(w[:], s.Words())
-	return w
-}
-
-func i32Bytes(x []int32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-	return b
 }

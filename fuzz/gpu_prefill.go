@@ -205,26 +205,26 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 func (c *GPUPrefillCase) prefillLib(g *GPU, tier kernels.TierDesc, in *oracle.PrefillInput) ([]uint16, error) {
 	d := in.Cache.F.HeadSize
 	hq, hkv, T := in.NumQHeads, in.Cache.NumKVHeads, in.NumTokens
-	bufs := &bufSet{dev: g.Dev}
-	defer bufs.free()
-	q := bufs.input("q", actBytes(c.Dtype, in.Q))
-	k := bufs.input("k", actBytes(c.Dtype, in.K))
-	v := bufs.input("v", actBytes(c.Dtype, in.V))
-	cache := bufs.input("cache", in.Cache.Data)
-	bt := bufs.input("block_table", i32Bytes(in.BlockTable))
-	cu := bufs.input("cu_seqlens_q", i32Bytes(in.CuSeqlensQ))
-	sl := bufs.input("seq_lens", i32Bytes(in.SeqLens))
+	bufs := &kernels.BufferSet{Dev: g.Dev, MinLen: 1}
+	defer bufs.Free()
+	q := bufs.Input("q", actBytes(c.Dtype, in.Q))
+	k := bufs.Input("k", actBytes(c.Dtype, in.K))
+	v := bufs.Input("v", actBytes(c.Dtype, in.V))
+	cache := bufs.Input("cache", in.Cache.Data)
+	bt := bufs.Input("block_table", kernels.Int32Bytes(in.BlockTable))
+	cu := bufs.Input("cu_seqlens_q", kernels.Int32Bytes(in.CuSeqlensQ))
+	sl := bufs.Input("seq_lens", kernels.Int32Bytes(in.SeqLens))
 	outTok := hq*d + c.OutPad
-	out := bufs.output("out", 2*max(1, T)*outTok, 0xFF)
-	if bufs.err != nil {
-		return nil, bufs.err
+	out := bufs.Output("out", 2*max(1, T)*outTok, 0xFF)
+	if err := bufs.Err(); err != nil {
+		return nil, err
 	}
 	maxq := 0
 	for s := 0; s+1 < len(in.CuSeqlensQ); s++ {
 		maxq = max(maxq, int(in.CuSeqlensQ[s+1]-in.CuSeqlensQ[s]))
 	}
 	f := in.Cache.F
-	a := kernels.PrefillArgs{Out: out.b.Ptr, Q: q.b.Ptr, K: k.b.Ptr, V: v.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, CuSeqlensQ: cu.b.Ptr, SeqLens: sl.b.Ptr,
+	a := kernels.PrefillArgs{Out: out.Ptr, Q: q.Ptr, K: k.Ptr, V: v.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr, SeqLens: sl.Ptr,
 		OutStrideToken: int64(outTok), OutStrideHead: int64(d), QStrideToken: int64(hq * d), QStrideHead: int64(d), KStrideToken: int64(hkv * d), KStrideHead: int64(d),
 		VStrideToken: int64(hkv * d), VStrideHead: int64(d), CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead),
 		CacheStrideToken: int64(in.Cache.StrideToken), Fmt: int32(f.ID), Dtype: kernelDtype(c.Dtype), HeadSize: int32(d), Tier: tier.Tier, NumTokens: int32(T),
@@ -236,10 +236,10 @@ func (c *GPUPrefillCase) prefillLib(g *GPU, tier kernels.TierDesc, in *oracle.Pr
 	if err := g.Dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync after prefill: %w", err)
 	}
-	if err := bufs.verify("prefill"); err != nil {
+	if err := bufs.Verify("prefill"); err != nil {
 		return nil, err
 	}
-	rb, err := out.read()
+	rb, err := out.ReadAll()
 	if err != nil {
 		return nil, err
 	}

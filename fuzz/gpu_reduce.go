@@ -226,31 +226,28 @@ func (c *GPUReduceCase) reduceF32(part []float32, vs oracle.Signs) []uint16 {
 
 func (c *GPUReduceCase) reduceLib(g *GPU, part []float32, vs oracle.Signs) ([]uint16, error) {
 	const d = 256
-	bufs := &bufSet{dev: g.Dev}
-	defer bufs.free()
-	pb := make([]byte, 4*len(part))
-	for i, v := range part {
-		binary.LittleEndian.PutUint32(pb[4*i:], math.Float32bits(v))
-	}
-	in := bufs.input("partials", pb)
+	bufs := &kernels.BufferSet{Dev: g.Dev, MinLen: 1}
+	defer bufs.Free()
+	pb := kernels.Float32Bytes(part)
+	in := bufs.Input("partials", pb)
 	outTok := c.Heads*d + c.OutPad
-	out := bufs.output("out", 2*c.NumQ*outTok, 0xFF)
-	if bufs.err != nil {
-		return nil, bufs.err
+	out := bufs.Output("out", 2*c.NumQ*outTok, 0xFF)
+	if err := bufs.Err(); err != nil {
+		return nil, err
 	}
-	a := kernels.ReduceArgs{Out: out.b.Ptr, Partials: in.b.Ptr, PartialsBytes: uint64(len(pb)), OutStrideToken: int64(outTok), OutStrideHead: d,
+	a := kernels.ReduceArgs{Out: out.Ptr, Partials: in.Ptr, PartialsBytes: uint64(len(pb)), OutStrideToken: int64(outTok), OutStrideHead: d,
 		Dtype: kernelDtype(c.Dtype), HeadSize: d, NumQ: int32(c.NumQ), NumQHeads: int32(c.Heads), NumSplits: int32(c.Splits),
-		PartialStride: int32(c.PartialStride), VSigns: signWords(vs)}
+		PartialStride: int32(c.PartialStride), VSigns: kernels.SignWords(vs.Words())}
 	if err := g.Dev.Reduce(a); err != nil {
 		return nil, fmt.Errorf("reduce: %w", err)
 	}
 	if err := g.Dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync after reduce: %w", err)
 	}
-	if err := bufs.verify("reduce"); err != nil {
+	if err := bufs.Verify("reduce"); err != nil {
 		return nil, err
 	}
-	rb, err := out.read()
+	rb, err := out.ReadAll()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -141,18 +140,14 @@ func CheckGPURotate(g *GPU, c *GPURotateCase) error {
 
 func (c *GPURotateCase) rotateLib(g *GPU, x []uint16) ([]uint16, error) {
 	const d = 256
-	bufs := &bufSet{dev: g.Dev}
-	defer bufs.free()
-	b := make([]byte, 2*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint16(b[2*i:], v)
+	bufs := &kernels.BufferSet{Dev: g.Dev, MinLen: 1}
+	defer bufs.Free()
+	buf := bufs.InOut("x", kernels.Uint16Bytes(x))
+	if err := bufs.Err(); err != nil {
+		return nil, err
 	}
-	buf := bufs.inout("x", b)
-	if bufs.err != nil {
-		return nil, bufs.err
-	}
-	a := kernels.RotateArgs{X: buf.b.Ptr, StrideToken: int64(c.Heads*(d+c.HeadGap) + c.RowGap), StrideHead: int64(d + c.HeadGap), Dtype: kernelDtype(c.Dtype),
-		HeadSize: d, NumTokens: int32(c.Rows), NumHds: int32(c.Heads), Signs: signWords(c.Signs.Signs(d))}
+	a := kernels.RotateArgs{X: buf.Ptr, StrideToken: int64(c.Heads*(d+c.HeadGap) + c.RowGap), StrideHead: int64(d + c.HeadGap), Dtype: kernelDtype(c.Dtype),
+		HeadSize: d, NumTokens: int32(c.Rows), NumHds: int32(c.Heads), Signs: kernels.SignWords(c.Signs.Signs(d).Words())}
 	if c.Block64 {
 		a.KLayout = 1
 	}
@@ -165,16 +160,12 @@ func (c *GPURotateCase) rotateLib(g *GPU, x []uint16) ([]uint16, error) {
 	if err := g.Dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync after rotate: %w", err)
 	}
-	if err := bufs.verify("rotate"); err != nil {
+	if err := bufs.Verify("rotate"); err != nil {
 		return nil, err
 	}
-	out, err := buf.read()
+	out, err := buf.ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	got := make([]uint16, len(x))
-	for i := range got {
-		got[i] = binary.LittleEndian.Uint16(out[2*i:])
-	}
-	return got, nil
+	return kernels.BytesUint16(out), nil
 }

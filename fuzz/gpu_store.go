@@ -169,8 +169,8 @@ func (c *GPUStoreCase) storeLib(g *GPU, f oracle.Format, view *oracle.Cache, k, 
 		w = c.FusedQHeads + 2*hkv
 		koff, voff = c.FusedQHeads*d, (c.FusedQHeads+hkv)*d
 	}
-	bufs := &bufSet{dev: g.Dev}
-	defer bufs.free()
+	bufs := &kernels.BufferSet{Dev: g.Dev, MinLen: 1}
+	defer bufs.Free()
 	var kp, vp uintptr
 	if c.FusedQHeads > 0 {
 		x := make([]byte, 2*c.Rows*w*d)
@@ -183,22 +183,22 @@ func (c *GPUStoreCase) storeLib(g *GPU, f oracle.Format, view *oracle.Cache, k, 
 				binary.LittleEndian.PutUint16(x[2*(tk*w*d+voff+j):], c.Dtype.Bits(v[tk*hkv*d+j]))
 			}
 		}
-		b := bufs.input("qkv", x)
-		kp, vp = b.b.Ptr+uintptr(2*koff), b.b.Ptr+uintptr(2*voff)
+		b := bufs.Input("qkv", x)
+		kp, vp = b.Ptr+uintptr(2*koff), b.Ptr+uintptr(2*voff)
 	} else {
-		kp = bufs.input("key", actBytes(c.Dtype, k)).b.Ptr
-		vp = bufs.input("value", actBytes(c.Dtype, v)).b.Ptr
+		kp = bufs.Input("key", actBytes(c.Dtype, k)).Ptr
+		vp = bufs.Input("value", actBytes(c.Dtype, v)).Ptr
 	}
-	sm := bufs.input("slot_mapping", i64Bytes(c.Mapping))
-	cb := bufs.inout("cache", view.Data)
-	if bufs.err != nil {
-		return nil, bufs.err
+	sm := bufs.Input("slot_mapping", kernels.Int64Bytes(c.Mapping))
+	cb := bufs.InOut("cache", view.Data)
+	if err := bufs.Err(); err != nil {
+		return nil, err
 	}
-	a := kernels.StoreArgs{Key: kp, Value: vp, Cache: cb.b.Ptr, SlotMapping: sm.b.Ptr,
+	a := kernels.StoreArgs{Key: kp, Value: vp, Cache: cb.Ptr, SlotMapping: sm.Ptr,
 		KeyStrideToken: int64(w * d), KeyStrideHead: int64(d), ValueStrideToken: int64(w * d), ValueStrideHead: int64(d),
 		CacheStrideBlock: int64(view.StrideBlock), CacheStrideHead: int64(view.StrideHead), CacheStride: int64(view.StrideToken),
 		Fmt: int32(f.ID), Dtype: kernelDtype(c.Dtype), HeadSize: int32(d), NumTokens: int32(len(c.Mapping)), NumKVHeads: int32(hkv),
-		NumBlocks: int32(view.NumBlocks), BlockSize: int32(view.BlockSize), KSigns: signWords(c.Signs.K.Signs(d)), VSigns: signWords(c.Signs.V.Signs(d))}
+		NumBlocks: int32(view.NumBlocks), BlockSize: int32(view.BlockSize), KSigns: kernels.SignWords(c.Signs.K.Signs(d).Words()), VSigns: kernels.SignWords(c.Signs.V.Signs(d).Words())}
 	if c.HostMap && len(c.Mapping) > 0 {
 		a.SlotMappingHost = &c.Mapping[0]
 	}
@@ -208,10 +208,10 @@ func (c *GPUStoreCase) storeLib(g *GPU, f oracle.Format, view *oracle.Cache, k, 
 	if err := g.Dev.Sync(); err != nil {
 		return nil, fmt.Errorf("sync after cache_store: %w", err)
 	}
-	if err := bufs.verify("cache_store"); err != nil {
+	if err := bufs.Verify("cache_store"); err != nil {
 		return nil, err
 	}
-	return cb.read()
+	return cb.ReadAll()
 }
 
 // judge checks the cache after a store against the cache before it.
@@ -284,14 +284,6 @@ func actBytes(dt Dtype, x []float32) []byte {
 	b := make([]byte, 2*len(x))
 	for i, v := range x {
 		binary.LittleEndian.PutUint16(b[2*i:], dt.Bits(v))
-	}
-	return b
-}
-
-func i64Bytes(x []int64) []byte {
-	b := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
 	}
 	return b
 }

@@ -24,19 +24,18 @@ func conventionalStore(t *testing.T, dev *kernels.Device, f oracle.Format, dt ke
 	val, vf := randRows(rng, n*hkv, dt, actDist{sigma: 1, outlier: 5})
 	cache := randBytes(rng, oracle.CacheBytes(f, nb, hkv, bs))
 	bufs := newBufSet(t, dev)
-	kb, vb := bufs.input("key", u16Bytes(key)), bufs.input("value", u16Bytes(val))
-	sm := bufs.input("slot_mapping", i64Bytes(slots))
-	cb := bufs.output("cache", len(cache), 0)
-	must(t, cb.b.Write(0, cache), "uploading the cache")
+	kb, vb := bufs.input("key", kernels.Uint16Bytes(key)), bufs.input("value", kernels.Uint16Bytes(val))
+	sm := bufs.input("slot_mapping", kernels.Int64Bytes(slots))
+	cb := bufs.inout("cache", cache)
 	view := newCache(t, f, cache, nb, hkv, bs, false)
 	d := oracle.DefaultSigns(256)
-	a := kernels.StoreArgs{Key: kb.b.Ptr, Value: vb.b.Ptr, Cache: cb.b.Ptr, SlotMapping: sm.b.Ptr, KeyStrideToken: hkv * 256, KeyStrideHead: 256,
+	a := kernels.StoreArgs{Key: kb.Ptr, Value: vb.Ptr, Cache: cb.Ptr, SlotMapping: sm.Ptr, KeyStrideToken: hkv * 256, KeyStrideHead: 256,
 		ValueStrideToken: hkv * 256, ValueStrideHead: 256, CacheStrideBlock: int64(view.StrideBlock), CacheStrideHead: int64(view.StrideHead),
 		CacheStride: int64(view.StrideToken), Fmt: int32(f.ID), Dtype: dt, HeadSize: 256, NumTokens: int32(len(slots)), NumKVHeads: hkv,
-		NumBlocks: int32(nb), BlockSize: bs, KSigns: signWords(d), VSigns: signWords(d)}
+		NumBlocks: int32(nb), BlockSize: bs, KSigns: kernels.SignWords(d.Words()), VSigns: kernels.SignWords(d.Words())}
 	must(t, dev.Store(a), "store")
 	must(t, dev.Sync(), "sync")
-	got = cb.read(t)
+	got = read(t, cb)
 	want = append([]byte(nil), cache...)
 	wv := newCache(t, f, want, nb, hkv, bs, false)
 	q, err := oracle.NewQuantizer(f, d, d)
@@ -171,20 +170,20 @@ func conventionalDecode(t *testing.T, dev *kernels.Device, tier kernels.TierDesc
 	exact, err := oracle.ExactDecode(in)
 	must(t, err, "exact decode")
 	bufs := newBufSet(t, dev)
-	qb, cb := bufs.input("query", u16Bytes(query)), bufs.input("cache", cache)
-	btb, rb, kb := bufs.input("block_table", i32Bytes(bt)), bufs.input("q_to_req", i32Bytes(qToReq)), bufs.input("q_to_klen", i32Bytes(qToKlen))
+	qb, cb := bufs.input("query", kernels.Uint16Bytes(query)), bufs.input("cache", cache)
+	btb, rb, kb := bufs.input("block_table", kernels.Int32Bytes(bt)), bufs.input("q_to_req", kernels.Int32Bytes(qToReq)), bufs.input("q_to_klen", kernels.Int32Bytes(qToKlen))
 	out := bufs.output("out", 2*nq*hq*256, 0xFF)
 	ws := dev.WorkspaceBytes(nq, hq, splits, 0)
 	part := bufs.output("partials", int(ws), 0)
-	a := kernels.DecodeArgs{Out: out.b.Ptr, Query: qb.b.Ptr, Cache: cb.b.Ptr, BlockTable: btb.b.Ptr, QToReq: rb.b.Ptr, QToKlen: kb.b.Ptr,
-		Partials: part.b.Ptr, PartialsBytes: ws, OutStrideToken: hq * 256, OutStrideHead: 256, QueryStrideToken: hq * 256, QueryStrideHead: 256,
+	a := kernels.DecodeArgs{Out: out.Ptr, Query: qb.Ptr, Cache: cb.Ptr, BlockTable: btb.Ptr, QToReq: rb.Ptr, QToKlen: kb.Ptr,
+		Partials: part.Ptr, PartialsBytes: ws, OutStrideToken: hq * 256, OutStrideHead: 256, QueryStrideToken: hq * 256, QueryStrideHead: 256,
 		CacheStrideBlock: int64(view.StrideBlock), CacheStrideHead: int64(view.StrideHead), CacheStrideTk: int64(view.StrideToken),
 		Fmt: int32(f.ID), Dtype: dt, HeadSize: 256, Tier: tier.Tier, NumQ: int32(nq), NumQHeads: hq, NumKVHeads: 1, NumReqs: int32(R),
 		NumBlocks: int32(nb), BlockSize: bs, MaxBlocks: int32(maxBlocks), NumSplits: int32(splits), QueryGroup: int32(qg), SMScale: 1.0 / 16,
-		KSigns: signWords(d), VSigns: signWords(d)}
+		KSigns: kernels.SignWords(d.Words()), VSigns: kernels.SignWords(d.Words())}
 	must(t, dev.Decode(a), "decode")
 	must(t, dev.Sync(), "sync")
-	raw := bytesU16(out.read(t))
+	raw := kernels.BytesUint16(read(t, out))
 	for j := R * hq * 256; j < nq*hq*256; j++ {
 		if raw[j] != 0 && raw[j] != 0x8000 {
 			fatalf(t, "padding query: element %d = %#04x, expected exactly 0", j, raw[j])

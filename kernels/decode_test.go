@@ -234,7 +234,7 @@ func (c *decodeCase) build(t *testing.T, dev *kernels.Device, rng *rand.Rand) *d
 // decodeRun is one decode call's buffers and result.
 type decodeRun struct {
 	bufs   *bufSet
-	out    *devBuf
+	out    *kernels.SetBuffer
 	got    []float64 // [nq][hq][256]
 	raw    []uint16
 	outTok int // out_stride_token (elements)
@@ -247,7 +247,7 @@ func (s *decodeSetup) decodeOn(t *testing.T, dev *kernels.Device, tier kernels.T
 	c := s.c
 	bufs := newBufSet(t, dev)
 	qTok := s.hq * 256
-	qBytes := u16Bytes(s.query)
+	qBytes := kernels.Uint16Bytes(s.query)
 	if c.fused {
 		qTok = (s.hq + 2*c.hkv) * 256
 		fusedQ := make([]uint16, s.nq*qTok)
@@ -257,13 +257,13 @@ func (s *decodeSetup) decodeOn(t *testing.T, dev *kernels.Device, tier kernels.T
 		for i := 0; i < s.nq; i++ {
 			copy(fusedQ[i*qTok:], s.query[i*s.hq*256:(i+1)*s.hq*256])
 		}
-		qBytes = u16Bytes(fusedQ)
+		qBytes = kernels.Uint16Bytes(fusedQ)
 	}
 	query := bufs.input("query", qBytes)
 	cache := bufs.input("cache", s.cache)
-	bt := bufs.input("block_table", i32Bytes(s.bt))
-	qr := bufs.input("q_to_req", i32Bytes(s.qToReq))
-	qk := bufs.input("q_to_klen", i32Bytes(s.qToKlen))
+	bt := bufs.input("block_table", kernels.Int32Bytes(s.bt))
+	qr := bufs.input("q_to_req", kernels.Int32Bytes(s.qToReq))
+	qk := bufs.input("q_to_klen", kernels.Int32Bytes(s.qToKlen))
 	outTok := s.hq * 256
 	if c.fused {
 		outTok += 128 // a gap after every row: must stay untouched
@@ -278,19 +278,19 @@ func (s *decodeSetup) decodeOn(t *testing.T, dev *kernels.Device, tier kernels.T
 		failf(t, "octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", s.nq, s.hq, c.splits, c.pstride, ws, want)
 	}
 	part := bufs.output("partials", int(ws), 0xFF)
-	a := kernels.DecodeArgs{Out: out.b.Ptr, Query: query.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, QToReq: qr.b.Ptr, QToKlen: qk.b.Ptr,
-		Partials: part.b.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: 256, QueryStrideToken: int64(qTok), QueryStrideHead: 256,
+	a := kernels.DecodeArgs{Out: out.Ptr, Query: query.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, QToReq: qr.Ptr, QToKlen: qk.Ptr,
+		Partials: part.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: 256, QueryStrideToken: int64(qTok), QueryStrideHead: 256,
 		CacheStrideBlock: int64(s.in.Cache.StrideBlock), CacheStrideHead: int64(s.in.Cache.StrideHead), CacheStrideTk: int64(s.in.Cache.StrideToken),
 		Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, Tier: tier.Tier, NumQ: int32(s.nq), NumQHeads: int32(s.hq), NumKVHeads: int32(c.hkv),
 		NumReqs: int32(s.nreqs), NumBlocks: int32(s.nb), BlockSize: int32(c.bs), MaxBlocks: int32(s.maxBlocks), NumSplits: int32(c.splits),
-		QueryGroup: int32(c.qg), PartialStride: int32(c.pstride), SMScale: c.scale, KSigns: signWords(s.ks), VSigns: signWords(s.vs)}
+		QueryGroup: int32(c.qg), PartialStride: int32(c.pstride), SMScale: c.scale, KSigns: kernels.SignWords(s.ks.Words()), VSigns: kernels.SignWords(s.vs.Words())}
 	if err := dev.Decode(a); err != nil {
 		fatalf(t, "%s: decode: %v", what, err)
 	}
 	must(t, dev.Sync(), what+": sync after decode")
 	bufs.checkCanaries(t, what)
 	bufs.checkInputs(t, what)
-	raw := bytesU16(out.read(t))
+	raw := kernels.BytesUint16(read(t, out))
 	r := &decodeRun{bufs: bufs, out: out, outTok: outTok, raw: make([]uint16, s.nq*s.hq*256)}
 	for i := 0; i < s.nq; i++ {
 		copy(r.raw[i*s.hq*256:], raw[i*outTok:i*outTok+s.hq*256])

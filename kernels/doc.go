@@ -14,7 +14,9 @@
 //     filled in), returns the library's status as an [*Error] carrying the status name and the
 //     library's message, and never aborts the process.
 //   - [Device.Alloc] returns buffers surrounded by canary bytes; [Buffer.CheckCanaries] reports
-//     any byte written outside the buffer.
+//     any byte written outside the buffer; a [BufferSet] holds the buffers of one call, remembers
+//     the bytes uploaded to its inputs, and [BufferSet.Verify] reports every overwritten canary and
+//     every modified input after the call.
 //
 // Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the package's own
 // tests, device in the kernels_test tests of every op and tier: docs/kernels.md, "The kernel tests").

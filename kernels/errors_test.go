@@ -60,17 +60,19 @@ func TestStoreErrors(t *testing.T) {
 	f := kernelFormat(t, oracle.K3V4)
 	nb, bs, hkv := 4, 16, 1
 	kv, _ := randRows(rng, 4, kernels.F16, gaussian)
-	key := bufs.input("key", u16Bytes(kv))
+	key := bufs.input("key", kernels.Uint16Bytes(kv))
 	cacheBytes := randBytes(rng, oracle.CacheBytes(f, nb, hkv, bs))
 	cache := bufs.input("cache", cacheBytes)
-	smap := func(s ...int64) uintptr { return bufs.input(fmt.Sprintf("slot_mapping%v", s), i64Bytes(s)).b.Ptr }
+	smap := func(s ...int64) uintptr {
+		return bufs.input(fmt.Sprintf("slot_mapping%v", s), kernels.Int64Bytes(s)).Ptr
+	}
 	host := []int64{7, 7}
 	sb := int64(f.SlotBytes())
 	base := func() kernels.StoreArgs {
-		return kernels.StoreArgs{Key: key.b.Ptr, Value: key.b.Ptr, Cache: cache.b.Ptr, SlotMapping: smap(1, 2, -1), KeyStrideToken: 256, KeyStrideHead: 256,
+		return kernels.StoreArgs{Key: key.Ptr, Value: key.Ptr, Cache: cache.Ptr, SlotMapping: smap(1, 2, -1), KeyStrideToken: 256, KeyStrideHead: 256,
 			ValueStrideToken: 256, ValueStrideHead: 256, CacheStrideBlock: int64(bs) * sb, CacheStrideHead: int64(bs) * sb, CacheStride: sb,
 			Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, NumTokens: 3, NumKVHeads: int32(hkv), NumBlocks: int32(nb), BlockSize: int32(bs),
-			KSigns: signWords(oracle.DefaultSigns(256)), VSigns: signWords(oracle.DefaultSigns(256))}
+			KSigns: kernels.SignWords(oracle.DefaultSigns(256).Words()), VSigns: kernels.SignWords(oracle.DefaultSigns(256).Words())}
 	}
 	cases := []errCase[kernels.StoreArgs]{
 		{"fmt0", kernels.ErrFormat, "format", func(a *kernels.StoreArgs) { a.Fmt = 0 }},
@@ -107,7 +109,7 @@ func TestStoreErrors(t *testing.T) {
 	must(t, dev.Sync(), "sync")
 	bufs.checkCanaries(t, "invalid stores")
 	// Everything but the valid compact store was refused before writing: compare all but its slots.
-	got := cache.read(t)
+	got := read(t, cache)
 	for i := range got {
 		s := i / 196
 		if (s == 1 || s == 2) && i < 3*196 {
@@ -123,8 +125,8 @@ func TestStoreErrors(t *testing.T) {
 // decodeErrEnv is a valid small decode call to break one field at a time.
 type decodeErrEnv struct {
 	bufs  *bufSet
-	out   *devBuf
-	part  *devBuf
+	out   *kernels.SetBuffer
+	part  *kernels.SetBuffer
 	base  func() kernels.DecodeArgs
 	pneed uint64
 }
@@ -136,20 +138,20 @@ func newDecodeErrEnv(t *testing.T, dev *kernels.Device) *decodeErrEnv {
 	sb := int64(f.SlotBytes())
 	nq, hq, ns := 2, 6, 3
 	q, _ := randRows(rng, nq*hq, kernels.F16, gaussian)
-	query := e.bufs.input("query", u16Bytes(q))
+	query := e.bufs.input("query", kernels.Uint16Bytes(q))
 	cache := e.bufs.input("cache", randBytes(rng, oracle.CacheBytes(f, 4, 1, 16)))
-	bt := e.bufs.input("block_table", i32Bytes([]int32{0, 1}))
-	qr := e.bufs.input("q_to_req", i32Bytes([]int32{0, 1}))
-	qk := e.bufs.input("q_to_klen", i32Bytes([]int32{5, 0}))
+	bt := e.bufs.input("block_table", kernels.Int32Bytes([]int32{0, 1}))
+	qr := e.bufs.input("q_to_req", kernels.Int32Bytes([]int32{0, 1}))
+	qk := e.bufs.input("q_to_klen", kernels.Int32Bytes([]int32{5, 0}))
 	e.out = e.bufs.output("out", nq*hq*512, 0xFF)
 	e.pneed = uint64(nq * hq * ns * 260 * 4)
 	e.part = e.bufs.output("partials", int(e.pneed)+64, 0xFF)
 	e.base = func() kernels.DecodeArgs {
-		return kernels.DecodeArgs{Out: e.out.b.Ptr, Query: query.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, QToReq: qr.b.Ptr, QToKlen: qk.b.Ptr,
-			Partials: e.part.b.Ptr, PartialsBytes: e.pneed, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QueryStrideToken: int64(hq * 256), QueryStrideHead: 256,
+		return kernels.DecodeArgs{Out: e.out.Ptr, Query: query.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, QToReq: qr.Ptr, QToKlen: qk.Ptr,
+			Partials: e.part.Ptr, PartialsBytes: e.pneed, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QueryStrideToken: int64(hq * 256), QueryStrideHead: 256,
 			CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStrideTk: sb, Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, Tier: kernels.TierPortable,
 			NumQ: int32(nq), NumQHeads: int32(hq), NumKVHeads: 1, NumReqs: 1, NumBlocks: 4, BlockSize: 16, MaxBlocks: 2, NumSplits: int32(ns), QueryGroup: 1,
-			SMScale: 0.0625, KSigns: signWords(oracle.DefaultSigns(256)), VSigns: signWords(oracle.DefaultSigns(256))}
+			SMScale: 0.0625, KSigns: kernels.SignWords(oracle.DefaultSigns(256).Words()), VSigns: kernels.SignWords(oracle.DefaultSigns(256).Words())}
 	}
 	return e
 }
@@ -204,10 +206,10 @@ func TestDecodeErrors(t *testing.T) {
 		must(t, dev.Sync(), "sync")
 		e.bufs.checkCanaries(t, "invalid decodes")
 		e.bufs.checkInputs(t, "invalid decodes")
-		for _, b := range []*devBuf{e.out, e.part} {
-			for i, x := range b.read(t) {
+		for _, b := range []*kernels.SetBuffer{e.out, e.part} {
+			for i, x := range read(t, b) {
 				if x != 0xFF {
-					failf(t, "an invalid decode wrote %s byte %d (%#02x): errors must be reported before anything is launched", b.name, i, x)
+					failf(t, "an invalid decode wrote %s byte %d (%#02x): errors must be reported before anything is launched", b.Name, i, x)
 					break
 				}
 			}
@@ -229,15 +231,15 @@ func TestPrefillErrors(t *testing.T) {
 		sb := int64(f.SlotBytes())
 		T, hq := 4, 6
 		q, _ := randRows(rng, T*hq, kernels.F16, gaussian)
-		qb := bufs.input("q", u16Bytes(q))
+		qb := bufs.input("q", kernels.Uint16Bytes(q))
 		cache := bufs.input("cache", randBytes(rng, oracle.CacheBytes(f, 2, 1, 16)))
-		bt := bufs.input("block_table", i32Bytes([]int32{0, 1}))
-		cu := bufs.input("cu_seqlens_q", i32Bytes([]int32{0, 4}))
-		sl := bufs.input("seq_lens", i32Bytes([]int32{20}))
+		bt := bufs.input("block_table", kernels.Int32Bytes([]int32{0, 1}))
+		cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes([]int32{0, 4}))
+		sl := bufs.input("seq_lens", kernels.Int32Bytes([]int32{20}))
 		out := bufs.output("out", T*hq*512, 0xFF)
 		base := func() kernels.PrefillArgs {
-			return kernels.PrefillArgs{Out: out.b.Ptr, Q: qb.b.Ptr, K: qb.b.Ptr, V: qb.b.Ptr, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, CuSeqlensQ: cu.b.Ptr,
-				SeqLens: sl.b.Ptr, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QStrideToken: int64(hq * 256), QStrideHead: 256,
+			return kernels.PrefillArgs{Out: out.Ptr, Q: qb.Ptr, K: qb.Ptr, V: qb.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr,
+				SeqLens: sl.Ptr, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QStrideToken: int64(hq * 256), QStrideHead: 256,
 				KStrideToken: int64(hq * 256), KStrideHead: 256, VStrideToken: int64(hq * 256), VStrideHead: 256, CacheStrideBlock: 16 * sb,
 				CacheStrideHead: 16 * sb, CacheStrideToken: sb, Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(T),
 				NumSeqs: 1, NumQHeads: int32(hq), NumKVHeads: 1, NumBlocks: 2, BlockSize: 16, MaxBlocks: 2, MaxQueryLen: 4, SMScale: 0.0625}
@@ -267,7 +269,7 @@ func TestPrefillErrors(t *testing.T) {
 		must(t, dev.Sync(), "sync")
 		bufs.checkCanaries(t, "invalid prefills")
 		bufs.checkInputs(t, "invalid prefills")
-		for i, x := range out.read(t) {
+		for i, x := range read(t, out) {
 			if x != 0xFF {
 				failf(t, "an invalid prefill wrote out byte %d", i)
 				break
@@ -285,7 +287,7 @@ func TestReduceRotateErrors(t *testing.T) {
 	part := bufs.input("partials", make([]byte, need))
 	out := bufs.output("out", nq*hq*512, 0xFF)
 	base := func() kernels.ReduceArgs {
-		return kernels.ReduceArgs{Out: out.b.Ptr, Partials: part.b.Ptr, PartialsBytes: uint64(need), OutStrideToken: int64(hq * 256), OutStrideHead: 256,
+		return kernels.ReduceArgs{Out: out.Ptr, Partials: part.Ptr, PartialsBytes: uint64(need), OutStrideToken: int64(hq * 256), OutStrideHead: 256,
 			Dtype: kernels.BF16, HeadSize: 256, NumQ: int32(nq), NumQHeads: int32(hq), NumSplits: int32(ns)}
 	}
 	for _, c := range []errCase[kernels.ReduceArgs]{
@@ -303,7 +305,7 @@ func TestReduceRotateErrors(t *testing.T) {
 	}
 	x := bufs.input("x", make([]byte, 4*256*2))
 	rbase := func() kernels.RotateArgs {
-		return kernels.RotateArgs{X: x.b.Ptr, StrideToken: 256, StrideHead: 256, Dtype: kernels.F16, HeadSize: 256, NumTokens: 4, NumHds: 1}
+		return kernels.RotateArgs{X: x.Ptr, StrideToken: 256, StrideHead: 256, Dtype: kernels.F16, HeadSize: 256, NumTokens: 4, NumHds: 1}
 	}
 	for _, c := range []errCase[kernels.RotateArgs]{
 		{"dtype", kernels.ErrDtype, "dtype", func(a *kernels.RotateArgs) { a.Dtype = 9 }},
@@ -317,7 +319,7 @@ func TestReduceRotateErrors(t *testing.T) {
 	must(t, dev.Sync(), "sync")
 	bufs.checkCanaries(t, "invalid reduce and rotate calls")
 	bufs.checkInputs(t, "invalid reduce and rotate calls")
-	for i, b := range out.read(t) {
+	for i, b := range read(t, out) {
 		if b != 0xFF {
 			failf(t, "an invalid reduce wrote out byte %d", i)
 			break
@@ -335,30 +337,30 @@ func TestEmptyCalls(t *testing.T) {
 	cache := bufs.input("cache", randBytes(rand.New(rand.NewPCG(1, 2)), oracle.CacheBytes(f, 2, 1, 16)))
 	out := bufs.output("out", 4096, 0xFF)
 	part := bufs.output("partials", 4096, 0xFF)
-	must(t, dev.Store(kernels.StoreArgs{Cache: cache.b.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStride: sb, Fmt: 4, Dtype: kernels.F16,
+	must(t, dev.Store(kernels.StoreArgs{Cache: cache.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStride: sb, Fmt: 4, Dtype: kernels.F16,
 		HeadSize: 256, NumTokens: 0, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16}), "cache_store of 0 tokens")
 	must(t, dev.Rotate(kernels.RotateArgs{Dtype: kernels.BF16, HeadSize: 256, NumTokens: 0, NumHds: 3}), "rotate of 0 rows")
 	for _, tier := range env.tiers {
 		if tier.Ops&kernels.OpDecode != 0 {
-			must(t, dev.Decode(kernels.DecodeArgs{Out: out.b.Ptr, Cache: cache.b.Ptr, Partials: part.b.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb,
+			must(t, dev.Decode(kernels.DecodeArgs{Out: out.Ptr, Cache: cache.Ptr, Partials: part.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb,
 				CacheStrideTk: sb, Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumQ: 0, NumQHeads: 8, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
 				NumSplits: 7, QueryGroup: 2, SMScale: 0.0625}), "decode of 0 rows on "+tier.Name)
 		}
 		if tier.Ops&kernels.OpPrefill != 0 {
-			must(t, dev.Prefill(kernels.PrefillArgs{Out: out.b.Ptr, Cache: cache.b.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStrideToken: sb,
+			must(t, dev.Prefill(kernels.PrefillArgs{Out: out.Ptr, Cache: cache.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStrideToken: sb,
 				Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: 5, NumSeqs: 0, NumQHeads: 2, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
 				SMScale: 0.0625}), "prefill of 0 sequences on "+tier.Name)
 		}
 	}
-	must(t, dev.Reduce(kernels.ReduceArgs{Out: out.b.Ptr, Partials: part.b.Ptr, Dtype: kernels.F16, HeadSize: 256, NumQ: 0, NumQHeads: 2, NumSplits: 3}), "reduce of 0 rows")
+	must(t, dev.Reduce(kernels.ReduceArgs{Out: out.Ptr, Partials: part.Ptr, Dtype: kernels.F16, HeadSize: 256, NumQ: 0, NumQHeads: 2, NumSplits: 3}), "reduce of 0 rows")
 	must(t, dev.QueryMaps(kernels.QueryMapsArgs{NumReqs: 3, NumQ: 0}), "query_maps of 0 tokens")
 	must(t, dev.Sync(), "sync")
 	bufs.checkCanaries(t, "calls with nothing to do")
 	bufs.checkInputs(t, "calls with nothing to do")
-	for _, b := range []*devBuf{out, part} {
-		for i, x := range b.read(t) {
+	for _, b := range []*kernels.SetBuffer{out, part} {
+		for i, x := range read(t, b) {
 			if x != 0xFF {
-				failf(t, "a call with nothing to do wrote %s byte %d", b.name, i)
+				failf(t, "a call with nothing to do wrote %s byte %d", b.Name, i)
 				break
 			}
 		}

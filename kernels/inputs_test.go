@@ -5,10 +5,8 @@ package kernels_test
 // that inputs were not modified and that nothing was written outside an output.
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -16,158 +14,83 @@ import (
 	"github.com/octant-kv/octant/oracle"
 )
 
-// devBuf is one device buffer of a test case.
-type devBuf struct {
-	name string
-	b    *kernels.Buffer
-	host []byte // the bytes uploaded (inputs), nil for outputs
-}
-
-// bufSet allocates the buffers of one case and checks them together. Buffers are freed when the
-// test ends.
+// bufSet is a kernels.BufferSet that stops the test on an allocation or upload error and reports
+// each overwritten canary and modified input as a failure. Buffers are freed when the test ends.
 type bufSet struct {
-	t    testing.TB
-	dev  *kernels.Device
-	list []*devBuf
+	*kernels.BufferSet
+	t testing.TB
 }
 
 func newBufSet(t testing.TB, dev *kernels.Device) *bufSet {
-	s := &bufSet{t: t, dev: dev}
-	t.Cleanup(func() {
-		for _, b := range s.list {
-			b.b.Free()
-		}
-	})
+	s := &bufSet{BufferSet: &kernels.BufferSet{Dev: dev}, t: t}
+	t.Cleanup(s.Free)
 	return s
 }
 
-func (s *bufSet) alloc(name string, n int, fill byte) *devBuf {
-	s.t.Helper()
-	b, err := s.dev.Alloc(n, fill)
-	must(s.t, err, "allocating "+name)
-	db := &devBuf{name: name, b: b}
-	s.list = append(s.list, db)
-	return db
-}
-
 // input uploads data as an input buffer; checkInputs later requires it unchanged.
-func (s *bufSet) input(name string, data []byte) *devBuf {
+func (s *bufSet) input(name string, data []byte) *kernels.SetBuffer {
 	s.t.Helper()
-	db := s.alloc(name, len(data), 0)
-	must(s.t, db.b.Write(0, data), "uploading "+name)
-	db.host = append([]byte(nil), data...)
-	return db
+	return s.ok(s.Input(name, data))
 }
 
 // output allocates an output buffer filled with fill (0xFF: NaN in fp16, bf16 and fp32, so an
 // element the kernel forgets to write is visible).
-func (s *bufSet) output(name string, n int, fill byte) *devBuf {
+func (s *bufSet) output(name string, n int, fill byte) *kernels.SetBuffer {
 	s.t.Helper()
-	return s.alloc(name, n, fill)
+	return s.ok(s.Output(name, n, fill))
 }
 
-// read returns the buffer's bytes.
-func (b *devBuf) read(t testing.TB) []byte {
-	t.Helper()
-	out, err := b.b.Bytes()
-	must(t, err, "reading "+b.name)
-	return out
+// inout uploads data as a buffer the call updates in place; only its canaries are checked.
+func (s *bufSet) inout(name string, data []byte) *kernels.SetBuffer {
+	s.t.Helper()
+	return s.ok(s.InOut(name, data))
+}
+
+// ok returns b, or stops the test on the set's allocation or upload error ("allocating key
+// (512 bytes): ...", "uploading key: ...").
+func (s *bufSet) ok(b *kernels.SetBuffer) *kernels.SetBuffer {
+	s.t.Helper()
+	if err := s.Err(); err != nil {
+		fatalf(s.t, "%v", err)
+	}
+	return b
 }
 
 // checkCanaries reports every buffer whose guard bytes were written.
 func (s *bufSet) checkCanaries(t testing.TB, after string) {
 	t.Helper()
-	for _, b := range s.list {
-		if err := b.b.CheckCanaries(b.name); err != nil {
-			failf(t, "after %s: %v", after, err)
-		}
-	}
+	failEach(t, s.CheckCanaries(after))
 }
 
 // checkInputs reports every input buffer whose contents changed.
 func (s *bufSet) checkInputs(t testing.TB, after string) {
 	t.Helper()
-	for _, b := range s.list {
-		if b.host == nil {
-			continue
-		}
-		got := b.read(t)
-		if i := firstDiff(got, b.host); i >= 0 {
-			failf(t, "after %s: input %s was modified: byte %d is %#02x, uploaded %#02x (%d bytes differ)", after, b.name, i, got[i], b.host[i], countDiff(got, b.host))
-		}
+	failEach(t, s.CheckInputs(after))
+}
+
+// failEach reports each error of a joined error as a failure of its own.
+func failEach(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		failf(t, "%v", e)
 	}
 }
 
-func firstDiff(a, b []byte) int {
-	if bytes.Equal(a, b) {
-		return -1
+// read returns the buffer's bytes.
+func read(t testing.TB, b *kernels.SetBuffer) []byte {
+	t.Helper()
+	out, err := b.ReadAll()
+	if err != nil {
+		fatalf(t, "%v", err) // "reading out: ..."
 	}
-	for i := range a {
-		if i >= len(b) || a[i] != b[i] {
-			return i
-		}
-	}
-	return len(a)
-}
-
-func countDiff(a, b []byte) int {
-	n := 0
-	for i := range a {
-		if i >= len(b) || a[i] != b[i] {
-			n++
-		}
-	}
-	return n
-}
-
-// ---- little-endian conversions -------------------------------------------------------------------
-
-func u16Bytes(x []uint16) []byte {
-	b := make([]byte, 2*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint16(b[2*i:], v)
-	}
-	return b
-}
-
-func bytesU16(b []byte) []uint16 {
-	x := make([]uint16, len(b)/2)
-	for i := range x {
-		x[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return x
-}
-
-func i32Bytes(x []int32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-	return b
-}
-
-func bytesI32(b []byte) []int32 {
-	x := make([]int32, len(b)/4)
-	for i := range x {
-		x[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x
-}
-
-func i64Bytes(x []int64) []byte {
-	b := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-	}
-	return b
-}
-
-func f32Bytes(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
+	return out
 }
 
 // ---- activations ----------------------------------------------------------------------------------
@@ -251,13 +174,6 @@ func makeSigns(rng *rand.Rand, kind string) (ks, vs oracle.Signs) {
 		return random(), random()
 	}
 	panic("unknown sign kind " + kind)
-}
-
-// signWords packs a pattern as the ABI's uint32[8].
-func signWords(s oracle.Signs) [8]uint32 {
-	var w [8]uint32
-	copy(w[:], s.Words())
-	return w
 }
 
 // ---- caches ---------------------------------------------------------------------------------------

@@ -144,18 +144,18 @@ func (s *prefillSetup) prefillOn(t *testing.T, dev *kernels.Device, tier kernels
 			copy(f[i*w+s.hq*256:], s.k[i*c.hkv*256:(i+1)*c.hkv*256])
 			copy(f[i*w+(s.hq+c.hkv)*256:], s.v[i*c.hkv*256:(i+1)*c.hkv*256])
 		}
-		b := bufs.input("qkv", u16Bytes(f))
-		qp, kp, vp = b.b.Ptr, b.b.Ptr+uintptr(s.hq*512), b.b.Ptr+uintptr((s.hq+c.hkv)*512)
+		b := bufs.input("qkv", kernels.Uint16Bytes(f))
+		qp, kp, vp = b.Ptr, b.Ptr+uintptr(s.hq*512), b.Ptr+uintptr((s.hq+c.hkv)*512)
 		qTok, kvTok = w, w
 	} else {
-		qp = bufs.input("q", u16Bytes(s.q)).b.Ptr
-		kp = bufs.input("k", u16Bytes(s.k)).b.Ptr
-		vp = bufs.input("v", u16Bytes(s.v)).b.Ptr
+		qp = bufs.input("q", kernels.Uint16Bytes(s.q)).Ptr
+		kp = bufs.input("k", kernels.Uint16Bytes(s.k)).Ptr
+		vp = bufs.input("v", kernels.Uint16Bytes(s.v)).Ptr
 	}
 	cache := bufs.input("cache", s.cache)
-	bt := bufs.input("block_table", i32Bytes(s.bt))
-	cu := bufs.input("cu_seqlens_q", i32Bytes(s.cu))
-	sl := bufs.input("seq_lens", i32Bytes(s.seqLens))
+	bt := bufs.input("block_table", kernels.Int32Bytes(s.bt))
+	cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes(s.cu))
+	sl := bufs.input("seq_lens", kernels.Int32Bytes(s.seqLens))
 	outTok := s.hq * 256
 	if c.fused {
 		outTok += 32
@@ -165,7 +165,7 @@ func (s *prefillSetup) prefillOn(t *testing.T, dev *kernels.Device, tier kernels
 	for _, q := range c.qlens {
 		maxq = max(maxq, q)
 	}
-	a := kernels.PrefillArgs{Out: out.b.Ptr, Q: qp, K: kp, V: vp, Cache: cache.b.Ptr, BlockTable: bt.b.Ptr, CuSeqlensQ: cu.b.Ptr, SeqLens: sl.b.Ptr,
+	a := kernels.PrefillArgs{Out: out.Ptr, Q: qp, K: kp, V: vp, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr, SeqLens: sl.Ptr,
 		OutStrideToken: int64(outTok), OutStrideHead: 256, QStrideToken: int64(qTok), QStrideHead: 256, KStrideToken: int64(kvTok), KStrideHead: 256,
 		VStrideToken: int64(kvTok), VStrideHead: 256, CacheStrideBlock: int64(s.in.Cache.StrideBlock), CacheStrideHead: int64(s.in.Cache.StrideHead),
 		CacheStrideToken: int64(s.in.Cache.StrideToken), Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(s.T),
@@ -177,7 +177,7 @@ func (s *prefillSetup) prefillOn(t *testing.T, dev *kernels.Device, tier kernels
 	must(t, dev.Sync(), what+": sync after prefill")
 	bufs.checkCanaries(t, what)
 	bufs.checkInputs(t, what)
-	raw := bytesU16(out.read(t))
+	raw := kernels.BytesUint16(read(t, out))
 	got := make([]uint16, s.T*s.hq*256)
 	for i := 0; i < s.T; i++ {
 		copy(got[i*s.hq*256:], raw[i*outTok:i*outTok+s.hq*256])

@@ -37,16 +37,16 @@ func refQueryMaps(qsl, seqLens []int32, nq int) (req, klen []int32) {
 func runQueryMaps(t *testing.T, dev *kernels.Device, qsl, seqLens []int32, nq int) (req, klen []int32) {
 	t.Helper()
 	bufs := newBufSet(t, dev)
-	q := bufs.input("query_start_loc", i32Bytes(qsl))
-	sl := bufs.input("seq_lens", i32Bytes(seqLens))
+	q := bufs.input("query_start_loc", kernels.Int32Bytes(qsl))
+	sl := bufs.input("seq_lens", kernels.Int32Bytes(seqLens))
 	r := bufs.output("q_to_req", 4*nq, 0xFF)
 	k := bufs.output("q_to_klen", 4*nq, 0xFF)
-	must(t, dev.QueryMaps(kernels.QueryMapsArgs{QueryStartLoc: q.b.Ptr, SeqLens: sl.b.Ptr, QToReq: r.b.Ptr, QToK: k.b.Ptr,
+	must(t, dev.QueryMaps(kernels.QueryMapsArgs{QueryStartLoc: q.Ptr, SeqLens: sl.Ptr, QToReq: r.Ptr, QToK: k.Ptr,
 		NumReqs: int32(len(seqLens)), NumQ: int32(nq)}), "query_maps")
 	must(t, dev.Sync(), "sync after query_maps")
 	bufs.checkCanaries(t, "query_maps")
 	bufs.checkInputs(t, "query_maps")
-	return bytesI32(r.read(t)), bytesI32(k.read(t))
+	return kernels.BytesInt32(read(t, r)), kernels.BytesInt32(read(t, k))
 }
 
 // TestQueryMaps compares query_maps (KERNELS.md §4) with the oracle's metadata builder on batches

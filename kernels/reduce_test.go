@@ -92,15 +92,15 @@ func runReduce(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype,
 		outTok += 64
 	}
 	bufs := newBufSet(t, dev)
-	pb := bufs.input("partials", f32Bytes(part))
+	pb := bufs.input("partials", kernels.Float32Bytes(part))
 	out := bufs.output("out", 2*nq*outTok, 0xFF)
-	a := kernels.ReduceArgs{Out: out.b.Ptr, Partials: pb.b.Ptr, PartialsBytes: uint64(len(part) * 4), OutStrideToken: int64(outTok), OutStrideHead: 256,
-		Dtype: dt, HeadSize: 256, NumQ: int32(nq), NumQHeads: int32(hq), NumSplits: int32(ns), PartialStride: int32(pstride), VSigns: signWords(vs)}
+	a := kernels.ReduceArgs{Out: out.Ptr, Partials: pb.Ptr, PartialsBytes: uint64(len(part) * 4), OutStrideToken: int64(outTok), OutStrideHead: 256,
+		Dtype: dt, HeadSize: 256, NumQ: int32(nq), NumQHeads: int32(hq), NumSplits: int32(ns), PartialStride: int32(pstride), VSigns: kernels.SignWords(vs.Words())}
 	must(t, dev.Reduce(a), "reduce")
 	must(t, dev.Sync(), "sync after reduce")
 	bufs.checkCanaries(t, "reduce")
 	bufs.checkInputs(t, "reduce")
-	raw := bytesU16(out.read(t))
+	raw := kernels.BytesUint16(read(t, out))
 	od := outDtype(dt)
 	worstAll := 0.0
 	defer func() { t.Logf("worst |error|/bound %.3g", worstAll) }()

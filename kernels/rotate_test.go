@@ -93,9 +93,8 @@ func runRotate(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype,
 		}
 	}
 	bufs := newBufSet(t, dev)
-	b := bufs.output("x", 2*n, 0)
-	must(t, b.b.Write(0, u16Bytes(x)), "uploading x")
-	a := kernels.RotateArgs{X: b.b.Ptr, StrideToken: int64(st), StrideHead: int64(sh), Dtype: dt, HeadSize: 256, NumTokens: int32(T), NumHds: int32(H), Signs: signWords(signs)}
+	b := bufs.inout("x", kernels.Uint16Bytes(x))
+	a := kernels.RotateArgs{X: b.Ptr, StrideToken: int64(st), StrideHead: int64(sh), Dtype: dt, HeadSize: 256, NumTokens: int32(T), NumHds: int32(H), Signs: kernels.SignWords(signs.Words())}
 	if k64 {
 		a.KLayout = 1
 	}
@@ -105,7 +104,7 @@ func runRotate(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype,
 	must(t, dev.Rotate(a), "rotate")
 	must(t, dev.Sync(), "sync after rotate")
 	bufs.checkCanaries(t, "rotate")
-	got := bytesU16(b.read(t))
+	got := kernels.BytesUint16(read(t, b))
 	block := 256
 	if k64 {
 		block = 64

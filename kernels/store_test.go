@@ -54,22 +54,21 @@ func (c *storeCase) run(t *testing.T, dev *kernels.Device, what string) storeRes
 			copy(qkv[(tk*w+c.hq)*256:], c.key[tk*c.hkv*256:(tk+1)*c.hkv*256])
 			copy(qkv[(tk*w+c.hq+c.hkv)*256:], c.val[tk*c.hkv*256:(tk+1)*c.hkv*256])
 		}
-		b := bufs.input("qkv", u16Bytes(qkv))
-		keyPtr, valPtr = b.b.Ptr+uintptr(c.hq*256*2), b.b.Ptr+uintptr((c.hq+c.hkv)*256*2)
+		b := bufs.input("qkv", kernels.Uint16Bytes(qkv))
+		keyPtr, valPtr = b.Ptr+uintptr(c.hq*256*2), b.Ptr+uintptr((c.hq+c.hkv)*256*2)
 		kst, vst = int64(w*256), int64(w*256)
 	} else {
-		keyPtr = bufs.input("key", u16Bytes(c.key)).b.Ptr
-		valPtr = bufs.input("value", u16Bytes(c.val)).b.Ptr
+		keyPtr = bufs.input("key", kernels.Uint16Bytes(c.key)).Ptr
+		valPtr = bufs.input("value", kernels.Uint16Bytes(c.val)).Ptr
 	}
-	sm := bufs.input("slot_mapping", i64Bytes(c.slots))
-	cb := bufs.output("cache", len(c.cache), 0)
-	must(t, cb.b.Write(0, c.cache), "uploading the cache")
+	sm := bufs.input("slot_mapping", kernels.Int64Bytes(c.slots))
+	cb := bufs.inout("cache", c.cache)
 	view := newCache(t, c.f, c.cache, c.nb, c.hkv, c.bs, c.lbnhc)
-	a := kernels.StoreArgs{Key: keyPtr, Value: valPtr, Cache: cb.b.Ptr, SlotMapping: sm.b.Ptr,
+	a := kernels.StoreArgs{Key: keyPtr, Value: valPtr, Cache: cb.Ptr, SlotMapping: sm.Ptr,
 		KeyStrideToken: kst, KeyStrideHead: 256, ValueStrideToken: vst, ValueStrideHead: 256,
 		CacheStrideBlock: int64(view.StrideBlock), CacheStrideHead: int64(view.StrideHead), CacheStride: int64(view.StrideToken),
 		Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, NumTokens: int32(len(c.slots)), NumKVHeads: int32(c.hkv),
-		NumBlocks: int32(c.nb), BlockSize: int32(c.bs), KSigns: signWords(c.ks), VSigns: signWords(c.vs)}
+		NumBlocks: int32(c.nb), BlockSize: int32(c.bs), KSigns: kernels.SignWords(c.ks.Words()), VSigns: kernels.SignWords(c.vs.Words())}
 	if c.hostMap && len(c.slots) > 0 {
 		a.SlotMappingHost = &c.slots[0]
 	}
@@ -79,7 +78,7 @@ func (c *storeCase) run(t *testing.T, dev *kernels.Device, what string) storeRes
 	must(t, dev.Sync(), what+": sync after cache_store")
 	bufs.checkCanaries(t, what+" (cache_store)")
 	bufs.checkInputs(t, what+" (cache_store)")
-	after := cb.read(t)
+	after := read(t, cb)
 	return c.judge(t, after, what)
 }
 

@@ -1,0 +1,80 @@
+package kernels
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBufferSet: Verify names a modified input (first differing byte, both values, the count)
+// and an overwritten canary; CheckInputs and CheckCanaries each report only their own kind; an
+// in-out buffer may change; the first allocation error sticks; MinLen pads empty buffers.
+func TestBufferSet(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := &BufferSet{Dev: d}
+	defer s.Free()
+	in := s.Input("key", []byte{0, 1, 2, 3, 4, 5})
+	io := s.InOut("cache", []byte{9, 9, 9})
+	out := s.Output("out", 4, 0xFF)
+	empty := s.Output("empty", 0, 0xFF)
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if empty.Len != 0 {
+		t.Errorf("empty output has %d bytes without MinLen, expected 0", empty.Len)
+	}
+	if err := s.Verify("nothing"); err != nil {
+		t.Fatalf("Verify of untouched buffers: %v", err)
+	}
+	got, err := out.ReadAll()
+	if err != nil || string(got) != "\xff\xff\xff\xff" {
+		t.Errorf("out.ReadAll() = %x, %v; expected the fill ffffffff", got, err)
+	}
+
+	// What a kernel might do: write an input, an in-out buffer, and a byte past an output.
+	if err := in.Write(3, []byte{7, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := io.Write(0, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.writeRaw(CanaryBytes+out.Len, []byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	const modified = "after op: input key was modified: byte 3 is 0x07, uploaded 0x03 (2 bytes differ)"
+	const canary = "after op: kernels: out: canary after the buffer overwritten at byte offset 4"
+	err = s.Verify("op")
+	if err == nil || !strings.Contains(err.Error(), modified) || !strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), "cache") {
+		t.Errorf("Verify after the writes: %v\nexpected %q and %q, nothing about the in-out cache", err, modified, canary)
+	}
+	if err := s.CheckInputs("op"); err == nil || err.Error() != modified {
+		t.Errorf("CheckInputs: %v, expected %q", err, modified)
+	}
+	if err := s.CheckCanaries("op"); err == nil || !strings.HasPrefix(err.Error(), canary) {
+		t.Errorf("CheckCanaries: %v, expected %q", err, canary)
+	}
+
+	// MinLen pads an empty buffer.
+	s2 := &BufferSet{Dev: d, MinLen: 1}
+	defer s2.Free()
+	if e := s2.Output("empty", 0, 0xFF); e.Len != 1 {
+		t.Errorf("empty output with MinLen 1 has %d bytes", e.Len)
+	}
+
+	// The first error sticks; later buffers are placeholders outside the set.
+	s3 := &BufferSet{Dev: d}
+	defer s3.Free()
+	s3.Output("first", 1, 0)
+	s3.Output("bad", -1, 0)
+	later := s3.Input("later", []byte{1})
+	if err := s3.Err(); err == nil || !strings.HasPrefix(err.Error(), "allocating bad (-1 bytes): ") {
+		t.Errorf("Err after Alloc(-1): %v", err)
+	}
+	if later.Ptr != 0 || len(s3.list) != 1 {
+		t.Errorf("a buffer after the error: Ptr %#x, %d buffers in the set; expected a placeholder and 1", later.Ptr, len(s3.list))
+	}
+}

@@ -1,0 +1,73 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Host data in the forms the C ABI takes: arrays as the little-endian bytes a Buffer holds
+// (activations as fp16/bf16 bits, int32 block tables and query maps, int64 slot mappings, fp32
+// partials), and sign patterns as the argument structs' uint32[8].
+
+// Uint16Bytes encodes x (fp16 or bf16 bits) as little-endian bytes.
+func Uint16Bytes(x []uint16) []byte {
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], v)
+	}
+	return b
+}
+
+// BytesUint16 decodes little-endian bytes as uint16 (a trailing odd byte is ignored).
+func BytesUint16(b []byte) []uint16 {
+	x := make([]uint16, len(b)/2)
+	for i := range x {
+		x[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return x
+}
+
+// Int32Bytes encodes x as little-endian bytes.
+func Int32Bytes(x []int32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+// BytesInt32 decodes little-endian bytes as int32 (trailing bytes short of a word are ignored).
+func BytesInt32(b []byte) []int32 {
+	x := make([]int32, len(b)/4)
+	for i := range x {
+		x[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x
+}
+
+// Int64Bytes encodes x as little-endian bytes.
+func Int64Bytes(x []int64) []byte {
+	b := make([]byte, 8*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+	}
+	return b
+}
+
+// Float32Bytes encodes x as little-endian IEEE binary32 bytes.
+func Float32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// SignWords returns a sign pattern's bit words (word w bit i set ⇔ dim 32w+i negated, as
+// oracle.Signs.Words packs them) as the uint32[8] of the argument structs (KSigns, VSigns, Signs:
+// head_size 256). Missing words are zero; words past the eighth are dropped.
+func SignWords(words []uint32) [8]uint32 {
+	var w [8]uint32
+	copy(w[:], words)
+	return w
+}
