@@ -3,6 +3,7 @@ package fuzz
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"sync"
 	"testing"
@@ -150,6 +151,19 @@ func Impls(g *GPU, op int) ([]Impl, error) {
 			g.Dev.Info.Name, g.Dev.Info.Arch, g.Tiers, OpName(op))
 	}
 	return out, nil
+}
+
+// sameBits compares the results of two runs of one call on im, element by element: a library must
+// give the same bits for the same inputs, and a difference is reported as a nondeterministic
+// result (a race?) with the first differing element (what(i)) and its value after each run.
+func sameBits[E uint8 | uint16](im Impl, op string, first, second []E, what func(i int) string) error {
+	digits := bits.Len64(uint64(^E(0))) / 4 // hex digits of an element: 2 for bytes, 4 for fp16/bf16 bits
+	for i := range first {
+		if first[i] != second[i] {
+			return fmt.Errorf("%s: nondeterministic %s (a race?): %s is %#0*x after one run, %#0*x after another", im.Name, op, what(i), digits, first[i], digits, second[i])
+		}
+	}
+	return nil
 }
 
 // ForEachTier runs fn once per implementation of op, each in its own subtest named for it: the

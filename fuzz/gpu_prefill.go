@@ -158,10 +158,8 @@ func CheckGPUPrefill(g *GPU, c *GPUPrefillCase) error {
 			if err != nil {
 				return fmt.Errorf("second run: %w", err)
 			}
-			for i := range raw {
-				if raw[i] != again[i] {
-					return fmt.Errorf("%s: nondeterministic prefill (a race?): %s is %#04x after one run, %#04x after another", im.Name, elemName(i, in.NumQHeads, d), raw[i], again[i])
-				}
+			if err := sameBits(im, "prefill", raw, again, func(i int) string { return elemName(i, in.NumQHeads, d) }); err != nil {
+				return err
 			}
 			got = make([]float64, len(raw))
 			for i := 0; i < in.NumTokens; i++ {

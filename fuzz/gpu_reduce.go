@@ -153,10 +153,8 @@ func CheckGPUReduce(g *GPU, c *GPUReduceCase) error {
 			if err != nil {
 				return fmt.Errorf("second run: %w", err)
 			}
-			for i := range got {
-				if got[i] != again[i] {
-					return fmt.Errorf("%s: nondeterministic reduce (a race?): element %d is %#04x after one run, %#04x after another", im.Name, i, got[i], again[i])
-				}
+			if err := sameBits(im, "reduce", got, again, elemIndex); err != nil {
+				return err
 			}
 		}
 		worst := 0.0

@@ -101,38 +101,33 @@ func CheckGPURotate(g *GPU, c *GPURotateCase) error {
 	if err != nil {
 		return err
 	}
-	var first []uint16
 	for _, im := range impls {
 		if im.Oracle {
 			continue // checked above against the independent reading
 		}
-		for run := 0; run < 2; run++ {
-			got, err := c.rotateLib(g, x)
-			if err != nil {
-				return err
-			}
-			if run == 1 {
-				for i := range got {
-					if got[i] != first[i] {
-						return fmt.Errorf("%s: nondeterministic rotate (a race?): element %d is %#04x after one run, %#04x after another", im.Name, i, first[i], got[i])
-					}
+		got, err := c.rotateLib(g, x)
+		if err != nil {
+			return err
+		}
+		g.observe(im.Name, 0)
+		for i := range got {
+			w := want[i]
+			nan := math.IsNaN(float64(c.Dtype.FromBits(w))) && math.IsNaN(float64(c.Dtype.FromBits(got[i])))
+			if got[i] != w && !nan {
+				in := i % st
+				if in >= c.Heads*sh || in%sh >= d {
+					return fmt.Errorf("%s: rotate wrote element %d in a gap (stride_token %d, stride_head %d): %#04x, was %#04x", im.Name, i, st, sh, got[i], x[i])
 				}
-				continue
+				return fmt.Errorf("%s: rotate row %d head %d dim %d = %#04x (%g), expected %#04x (%g): the oracle's float32 rotation rounded to %s, bit for bit (bound 0: FORMAT.md §3 fixes every operation)",
+					im.Name, i/st, in/sh, in%sh, got[i], c.Dtype.FromBits(got[i]), w, c.Dtype.FromBits(w), c.Dtype)
 			}
-			first = got
-			g.observe(im.Name, 0)
-			for i := range got {
-				w := want[i]
-				nan := math.IsNaN(float64(c.Dtype.FromBits(w))) && math.IsNaN(float64(c.Dtype.FromBits(got[i])))
-				if got[i] != w && !nan {
-					in := i % st
-					if in >= c.Heads*sh || in%sh >= d {
-						return fmt.Errorf("%s: rotate wrote element %d in a gap (stride_token %d, stride_head %d): %#04x, was %#04x", im.Name, i, st, sh, got[i], x[i])
-					}
-					return fmt.Errorf("%s: rotate row %d head %d dim %d = %#04x (%g), expected %#04x (%g): the oracle's float32 rotation rounded to %s, bit for bit (bound 0: FORMAT.md §3 fixes every operation)",
-						im.Name, i/st, in/sh, in%sh, got[i], c.Dtype.FromBits(got[i]), w, c.Dtype.FromBits(w), c.Dtype)
-				}
-			}
+		}
+		again, err := c.rotateLib(g, x)
+		if err != nil {
+			return fmt.Errorf("second run: %w", err)
+		}
+		if err := sameBits(im, "rotate", got, again, elemIndex); err != nil {
+			return err
 		}
 	}
 	return nil

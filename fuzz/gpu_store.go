@@ -126,8 +126,8 @@ func CheckGPUStore(g *GPU, c *GPUStoreCase) error {
 		if err != nil {
 			return fmt.Errorf("second run: %w", err)
 		}
-		if i := firstByteDiff(after, again); i >= 0 {
-			return fmt.Errorf("%s: nondeterministic store (a race?): cache byte %d (%s) is %#02x after one run, %#02x after another", im.Name, i, describeByte(view, i), after[i], again[i])
+		if err := sameBits(im, "store", after, again, func(i int) string { return fmt.Sprintf("cache byte %d (%s)", i, describeByte(view, i)) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -269,15 +269,6 @@ func describeByte(c *oracle.Cache, off int) string {
 		}
 	}
 	return "between slots"
-}
-
-func firstByteDiff(a, b []byte) int {
-	for i := range a {
-		if i >= len(b) || a[i] != b[i] {
-			return i
-		}
-	}
-	return -1
 }
 
 func actBytes(dt Dtype, x []float32) []byte {

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -63,4 +64,26 @@ func TestOracleDecode(t *testing.T) {
 }
 func TestOraclePrefill(t *testing.T) {
 	oracleOnly(t, GPUPrefillCases(), CheckGPUPrefill)
+}
+
+// TestSameBits: identical runs pass; the first differing element is reported with both values,
+// as two hex digits for bytes (store) and four for fp16/bf16 bits.
+func TestSameBits(t *testing.T) {
+	im := Impl{Name: "portable"}
+	if err := sameBits(im, "reduce", []uint16{1, 2}, []uint16{1, 2}, elemIndex); err != nil {
+		t.Errorf("identical runs: %v", err)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{sameBits(im, "reduce", []uint16{1, 0x3c00, 5}, []uint16{1, 0x3c01, 6}, elemIndex),
+			"portable: nondeterministic reduce (a race?): element 1 is 0x3c00 after one run, 0x3c01 after another"},
+		{sameBits(im, "store", []byte{7, 8}, []byte{7, 9}, func(i int) string { return fmt.Sprintf("cache byte %d", i) }),
+			"portable: nondeterministic store (a race?): cache byte 1 is 0x08 after one run, 0x09 after another"},
+	} {
+		if c.err == nil || c.err.Error() != c.want {
+			t.Errorf("sameBits: %v\nexpected %s", c.err, c.want)
+		}
+	}
 }
