@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/octant-kv/octant/internal/par"
 	"github.com/octant-kv/octant/oracle"
@@ -261,10 +262,13 @@ func BuildCache(shape CacheShape, content CacheContent, sp SignPair, live func(b
 		}
 	}
 	var qerr error
+	var qmu sync.Mutex
 	par.Chunks(len(lives), func(lo, hi int) {
-		q, err := oracle.NewQuantizer(f, ks, vs)
+		q, err := oracle.NewQuantizer(f, ks, vs) // one per goroutine: a Quantizer has scratch space
 		if err != nil {
+			qmu.Lock()
 			qerr = err
+			qmu.Unlock()
 			return
 		}
 		for _, l := range lives[lo:hi] {
