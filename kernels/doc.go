@@ -16,7 +16,9 @@
 //   - [Device.Alloc] returns buffers surrounded by canary bytes; [Buffer.CheckCanaries] reports
 //     any byte written outside the buffer; a [BufferSet] holds the buffers of one call, remembers
 //     the bytes uploaded to its inputs, and [BufferSet.Verify] reports every overwritten canary and
-//     every modified input after the call.
+//     every modified input after the call. [Device.EnablePool] reuses freed allocations by size
+//     class (off by default, so that compute-sanitizer memcheck sees exact allocations; the fuzz
+//     harness and the conformance runner turn it on).
 //
 // Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the package's own
 // tests, device in the kernels_test tests of every op and tier: docs/kernels.md, "The kernel tests").
