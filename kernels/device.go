@@ -43,18 +43,23 @@ func sizeClass(total uint64) uint64 {
 	return max(1<<16, uint64(1)<<bits.Len64(total-1))
 }
 
-// take returns a pooled allocation of the class, or 0.
-func (d *Device) take(class uint64) uintptr {
+// take returns, when pooling is on, the size class for total bytes and a pooled allocation of
+// that class (0 when the pool has none); when it is off, class 0 and no allocation.
+func (d *Device) take(total uint64) (class uint64, p uintptr) {
 	d.poolMu.Lock()
 	defer d.poolMu.Unlock()
+	if d.pool == nil {
+		return 0, 0
+	}
+	class = sizeClass(total)
 	l := d.pool[class]
 	if len(l) == 0 {
-		return 0
+		return class, 0
 	}
-	p := l[len(l)-1]
+	p = l[len(l)-1]
 	d.pool[class] = l[:len(l)-1]
 	d.pooled -= class
-	return p
+	return class, p
 }
 
 // keep puts an allocation of the class into the pool; false when pooling is off or full.
@@ -192,15 +197,9 @@ func (d *Device) Alloc(n int, fill byte) (*Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("kernels: Alloc(%d): negative size", n)
 	}
-	var p uintptr
 	total := uint64(n + 2*CanaryBytes)
-	var class uint64
-	d.poolMu.Lock()
-	pooling := d.pool != nil
-	d.poolMu.Unlock()
-	if pooling {
-		class = sizeClass(total)
-		p = d.take(class)
+	class, p := d.take(total)
+	if class > 0 {
 		total = class
 	}
 	if p == 0 {

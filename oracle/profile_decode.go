@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/octant-kv/octant/internal/par"
@@ -98,21 +99,12 @@ func newDecodeSlotTable(in *DecodeInput) *decodeSlotTable {
 		t.index[k] = -1
 	}
 	for i := 0; i < in.NumQ(); i++ {
-		kl := in.Klen(i)
-		if kl == 0 {
-			continue
-		}
-		row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
 		for h := 0; h < c.NumKVHeads; h++ {
-			for tok := 0; tok < kl; tok++ {
-				pb := int(row[tok/c.BlockSize])
-				if pb < 0 || pb >= c.NumBlocks {
-					continue
-				}
-				k := (pb*c.NumKVHeads+h)*c.BlockSize + tok%c.BlockSize
+			for pb, off := range in.tokenBlocks(i, 0, in.Klen(i)) {
+				k := (pb*c.NumKVHeads+h)*c.BlockSize + off
 				if t.index[k] < 0 {
 					t.index[k] = int32(len(t.slots))
-					t.slots = append(t.slots, c.Slot(pb, h, tok%c.BlockSize))
+					t.slots = append(t.slots, c.Slot(pb, h, off))
 				}
 			}
 		}
@@ -121,16 +113,11 @@ func newDecodeSlotTable(in *DecodeInput) *decodeSlotTable {
 }
 
 // tokenEntries appends the entries of row i's tokens [0, klen) through KV head h, skipping
-// tokens whose physical block is out of range (as tokenSlots does).
+// tokens whose physical block is out of range (tokenBlocks).
 func (t *decodeSlotTable) tokenEntries(in *DecodeInput, i, h int, dst []int32) []int32 {
 	c := in.Cache
-	row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
-	for tok := 0; tok < in.Klen(i); tok++ {
-		pb := int(row[tok/c.BlockSize])
-		if pb < 0 || pb >= c.NumBlocks {
-			continue
-		}
-		dst = append(dst, t.index[(pb*c.NumKVHeads+h)*c.BlockSize+tok%c.BlockSize])
+	for pb, off := range in.tokenBlocks(i, 0, in.Klen(i)) {
+		dst = append(dst, t.index[(pb*c.NumKVHeads+h)*c.BlockSize+off])
 	}
 	return dst
 }
@@ -147,18 +134,33 @@ func attCheckF32Scale(s float64) error {
 }
 
 // tokenSlots appends the slots of tokens [lo, hi) of row i's request through KV head h, skipping
-// tokens whose physical block is out of range.
+// tokens whose physical block is out of range (tokenBlocks).
 func (in *DecodeInput) tokenSlots(i, h, lo, hi int, dst [][]byte) [][]byte {
-	c := in.Cache
-	row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
-	for t := lo; t < hi; t++ {
-		pb := int(row[t/c.BlockSize])
-		if pb < 0 || pb >= c.NumBlocks {
-			continue
-		}
-		dst = append(dst, c.Slot(pb, h, t%c.BlockSize))
+	for pb, off := range in.tokenBlocks(i, lo, hi) {
+		dst = append(dst, in.Cache.Slot(pb, h, off))
 	}
 	return dst
+}
+
+// tokenBlocks yields the physical block and the offset in it of tokens [lo, hi) of row i's
+// request, skipping tokens whose block-table entry is out of range [0, NumBlocks).
+func (in *DecodeInput) tokenBlocks(i, lo, hi int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		if lo >= hi {
+			return // a row of no tokens may have no request (padding): its table row is not read
+		}
+		bs := in.Cache.BlockSize
+		row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
+		for t := lo; t < hi; t++ {
+			pb := int(row[t/bs])
+			if pb < 0 || pb >= in.Cache.NumBlocks {
+				continue
+			}
+			if !yield(pb, t%bs) {
+				return
+			}
+		}
+	}
 }
 
 // attUnrotateInPlace applies the inverse rotation (transform, then signs) in float64, in place.
