@@ -188,16 +188,24 @@ func (s benchSpec) Calls(maxRows int) []rowRange {
 // autoQueryGroup is query_group = min(4, query tokens per request).
 func autoQueryGroup(s benchSpec) int { return min(4, s.QPerReq) }
 
-// autoSplits is num_splits = clamp(⌈4·SMs / (⌈rows per call / query_group⌉ · Hkv)⌉, 1,
-// min(1024, ⌊kv_max / 256⌋)): about four workgroups per SM (CU), and at least 256 tokens (8 tiles
-// of 32) per split so that each workgroup's fixed costs (query preparation, partials) stay small.
-func autoSplits(rowsPerCall, queryGroup, kvHeads, kvMax, computeUnits int) int {
+// autoSplits is num_splits = clamp(⌈16·SMs / W⌉, 1, min(1024, ⌊kv_max / T⌋)) with
+// W = ⌈rows per call / query_group⌉ · Hkv workgroups per split and T = 768 tokens (384 when a
+// workgroup holds more than 8 queries, query_group · G > 8): four waves of the portable decode's
+// four resident workgroups per SM (CU), a whole number of them, and enough tokens per split that
+// each workgroup's fixed costs (query preparation, partials, the reduce's walk over the splits)
+// stay small. Chosen from the H200 split sweeps in docs/measurements.md (big: 17 splits 1.27 ms,
+// 64 0.99 ms; q1s100k: 132 best; q4s100k: 264 best).
+func autoSplits(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	if computeUnits <= 0 {
 		computeUnits = 132 // an H200
 	}
 	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads
-	ns := (4*computeUnits + wg - 1) / wg
-	hi := min(oracle.MaxSplits, kvMax/256)
+	ns := (16*computeUnits + wg - 1) / wg
+	tok := 768
+	if queryGroup*g > 8 {
+		tok = 384
+	}
+	hi := min(oracle.MaxSplits, kvMax/tok)
 	return max(1, min(ns, hi))
 }
 
@@ -301,7 +309,7 @@ func setupBench(d *kernels.Device, s benchSpec, splits int, o benchOptions, prog
 	kvMax := c.MaxBlocks * bs
 	c.Splits = splits
 	if c.Splits == 0 {
-		c.Splits = autoSplits(rowsPerCall, c.QueryGroup, s.KVHeads, kvMax, d.Info.ComputeUnits)
+		c.Splits = autoSplits(rowsPerCall, c.QueryGroup, s.G, s.KVHeads, kvMax, d.Info.ComputeUnits)
 	}
 	const partialStride = oracle.DefaultPartialStride
 	ws := d.WorkspaceBytes(rowsPerCall, hq, c.Splits, partialStride)
@@ -782,7 +790,8 @@ bytes = Σ over requests of Hkv × seq_len × slot bytes (each KV head's slots o
 kernel reads them once for all G query heads); GB/s = bytes / median; HBM = device-to-device copy
 bandwidth measured in the same run (octave_copy_d2d of --copy-bytes, read + write counted);
 %%HBM = GB/s / HBM. Gqk/s = (query head, token) scores per second.
-num_splits auto = clamp(⌈4·SMs / (⌈rows per call / query_group⌉ · Hkv)⌉, 1, min(1024, ⌊kv_max/256⌋));
+num_splits auto = clamp(⌈16·SMs / (⌈rows per call / query_group⌉ · Hkv)⌉, 1, min(1024, ⌊kv_max/T⌋)),
+  T = 768 tokens, 384 when query_group · G > 8;
 query_group auto = min(4, query tokens per request).
 Progress goes to stderr, the table to stdout, all numbers to --json FILE.
 

@@ -143,17 +143,19 @@ func TestBenchBytes(t *testing.T) {
 }
 
 func TestAutoSplits(t *testing.T) {
-	for _, c := range []struct{ rows, qg, hkv, kvMax, cus, want int }{
-		{1, 1, 1, 100000, 132, 390},     // q1s100k: 528 wanted, capped at 256 tokens per split
-		{4, 4, 1, 100000, 132, 390},     // q4s100k: one row chunk
-		{128, 4, 1, 100000, 132, 17},    // q2ks100k: 32 row chunks per call
-		{8, 1, 4, 131072, 132, 17},      // big: 32 workgroups per split
-		{1, 1, 1, 2048, 1, 4},           // tiny on the emulator (1 "CU")
-		{1, 1, 1, 100, 132, 1},          // shorter than one split's minimum
-		{1, 1, 1, 10 << 20, 1000, 1024}, // capped at 1024
-		{1, 1, 1, 100000, 0, 390},       // unknown CU count: an H200's 132
+	for _, c := range []struct{ rows, qg, g, hkv, kvMax, cus, want int }{
+		{1, 1, 6, 1, 100000, 132, 130},     // q1s100k: 2112 wanted, capped at 768 tokens per split
+		{4, 4, 6, 1, 100000, 132, 260},     // q4s100k: one row chunk of 24 queries, 384 tokens per split
+		{128, 4, 6, 1, 100000, 132, 66},    // q2ks100k: 32 row chunks per call
+		{8, 1, 6, 4, 131072, 132, 66},      // big: 32 workgroups per split, 2112 in all (4 x 528)
+		{1, 1, 6, 1, 2048, 1, 2},           // tiny on the emulator (1 "CU")
+		{1, 1, 6, 1, 100, 132, 1},          // shorter than one split's minimum
+		{1, 1, 1, 1, 10 << 20, 1000, 1024}, // capped at 1024
+		{1, 1, 6, 1, 100000, 0, 130},       // unknown CU count: an H200's 132
+		{2, 2, 4, 1, 100000, 132, 130},     // 8 queries per workgroup: still 768 tokens
+		{2, 2, 6, 1, 100000, 132, 260},     // 12: 384
 	} {
-		if got := autoSplits(c.rows, c.qg, c.hkv, c.kvMax, c.cus); got != c.want {
+		if got := autoSplits(c.rows, c.qg, c.g, c.hkv, c.kvMax, c.cus); got != c.want {
 			t.Errorf("autoSplits%v = %d, want %d", c, got, c.want)
 		}
 	}
