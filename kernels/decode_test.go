@@ -562,8 +562,9 @@ func TestDecodeGrid(t *testing.T) {
 	}
 	cases := decodeGridCases(t, grid)
 	t.Logf("%d cases covering every %d-way combination of %d axes (seed %d)", len(cases), strength, len(axes), *seedFlag)
-	for _, c := range cases {
+	for i, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
+			selectGridCase(t, i)
 			t.Parallel()
 			runDecodeCase(t, c)
 		})

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Acceptance runs on the GPU machine (no Go there; binaries from `make gpu-bins`), in phases so
 # that each fits one device call. Everything is logged under a work directory; what comes back
-# is $OUT/summary.log and one tarball of the logs ($OUT/logs.tgz), since the device returns at
+# is $OUT/summary.log and one tarball of the logs ($OUT/logs-$PHASE.tgz), since the device returns at
 # most 8 files.
 #   PHASE=throughput  end-to-end cases/s of each GPU target (plain test binary, rapid form), the
 #                     decode target at GOMAXPROCS 1, 4 and 16, and the host-only oracle side
 #   PHASE=sanitize    compute-sanitizer memcheck and racecheck over the FULL kernel grid, sharded
 #                     by test (run concurrently on the one GPU), and octant conform against the
 #                     mutant-1 library (a defective build must not certify)
-#   PHASE=racecheck   compute-sanitizer racecheck over the full decode and prefill grids only,
-#                     sharded by format and dtype (12 processes): unsharded, neither grid finished
-#                     in 400 s (one large decode case takes 43 s under racecheck)
+#   PHASE=gridbench   the full kernel grids without a sanitizer, then octant bench (SPECS, SPLITS)
+#   PHASE=racecheck   compute-sanitizer racecheck over the full decode and prefill grids (and
+#                     memcheck over the decode tests with MEMCHECK=1), in round-robin shards with
+#                     a deadline, resumable (DONE_RACE, DONE_MEM): unsharded, neither grid
+#                     finished in 400 s (one large decode case takes 43 s under racecheck)
+#   PHASE=profile     octant bench of big and q1s100k over a splits sweep, then Nsight Compute
+#                     (full set) on one decode launch of big at NCU_SPLITS (default 64) splits
 #   PHASE=mutate      octant mutate over every mutant, the unmutated build and the conventional
 #                     suite, in SHARDS concurrent processes (disjoint --only sets)
 #   PHASE=final       the decode throughput (quiet machine first), then mutate, the prefill grid
@@ -26,7 +30,7 @@ step() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$log"; }
 status=0
 lib=$PWD/build/liboctave_cuda.so
 finish() {
-  tar -C "$work" -czf "$out/logs.tgz" . 2>/dev/null
+  tar -C "$work" -czf "$out/logs-$PHASE.tgz" . 2>/dev/null
   step "done, status $status"
   exit $status
 }
@@ -93,25 +97,57 @@ sanitize)
     grep -q -E '^(ok|PASS)$' "$f" || { status=1; tail -3 "$f" | tee -a "$log"; }
   done
   ;;
+gridbench)
+  step "kernel tests, full grids (no sanitizer)"
+  OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1 || status=1
+  echo "$(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
+  grep -E -- '--- FAIL|^(ok|PASS|FAIL)' "$work/grid.log" | head -20 | tee -a "$log"
+  step "octant bench"
+  ./bin/octant bench --lib "$lib" --specs ${SPECS:-big,q1s100k,q4s100k,q2ks100k} --splits ${SPLITS:-auto,64} --reps 20 \
+    --json "$work/bench.json" 2>"$work/bench.err" | tee -a "$log" || status=1
+  cp "$work/bench.json" "$out/bench.json"
+  ;;
 racecheck)
+  # compute-sanitizer over the full grids, each grid split into round-robin shards (-grid.shard) run
+  # as concurrent processes on the one GPU, one case at a time per process (-test.parallel 1) so
+  # that cases finish one by one; cases that would start after -grid.deadline skip, so every
+  # process ends and its sanitizer writes its summary. DONE_RACE / DONE_MEM: files of cases that
+  # passed in an earlier run (passed-*.txt of that run), skipped. Tools: racecheck over both
+  # grids (ND and NP shards) and the other decode tests; memcheck (MEMCHECK=1) over the decode
+  # tests (2 shards).
+  dl=${DEADLINE:-400s}
+  jobs=()  # "tool|pattern|extra flags|name"
+  for i in $(seq 0 $((${ND:-6} - 1))); do jobs+=("racecheck|TestDecodeGrid|-grid.shard=$i/${ND:-6}|dgrid$i"); done
+  for i in $(seq 0 $((${NP:-5} - 1))); do jobs+=("racecheck|TestPrefillGrid|-grid.shard=$i/${NP:-5}|pgrid$i"); done
+  [ "${OTHERS:-1}" = 1 ] && jobs+=("racecheck|TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)||dother")
+  if [ "${MEMCHECK:-0}" = 1 ]; then
+    jobs+=("memcheck|TestDecodeGrid|-grid.shard=0/2|dgrid0" "memcheck|TestDecodeGrid|-grid.shard=1/2|dgrid1")
+    jobs+=("memcheck|TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)||dother")
+  fi
   pids=()
-  for grid in TestDecodeGrid TestPrefillGrid; do
-    for f in k3v3 k3v4 k3v3c; do
-      for dt in f16 bf16; do
-        ( timeout ${SAN_TIMEOUT:-540} compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 20 \
-            env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^$grid\$/^$f\$/^$dt\$" -test.timeout 20m -test.v \
-            > "$work/race-$grid-$f-$dt.log" 2>&1
-          echo "racecheck $grid/$f/$dt: exit $?" >> "$work/san-exit.log" ) &
-        pids+=($!)
-      done
-    done
+  for jb in "${jobs[@]}"; do
+    IFS='|' read -r tool pat extra name <<< "$jb"
+    done_file=${DONE_RACE:-}; [ $tool = memcheck ] && done_file=${DONE_MEM:-}
+    dflag=""; [ -n "$done_file" ] && [ -f "$done_file" ] && dflag="-grid.done=$PWD/$done_file"
+    ( timeout ${SAN_TIMEOUT:-560} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^($pat)\$" -test.parallel 1 -test.timeout 30m -test.v \
+        -grid.deadline=$dl $extra $dflag > "$work/$tool-$name.log" 2>&1
+      echo "$tool $name ($pat $extra): exit $?" >> "$work/san-exit.log" ) &
+    pids+=($!)
   done
   for p in "${pids[@]}"; do wait $p; done
   sort "$work/san-exit.log" | tee -a "$log"
-  for f in "$work"/race-*.log; do
-    echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed; $(grep -E 'RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
+  for f in "$work"/racecheck-*.log "$work"/memcheck-*.log; do
+    [ -f "$f" ] || continue
+    echo "-- $(basename $f): $(grep -c -E -- '^ +--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed, $(grep -c -E -- '^ +--- SKIP.*' $f) skipped; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' $f | tail -1)" | tee -a "$log"
+    grep -E -- '--- FAIL|Race reported|Invalid|Error:' "$f" | head -5 | tee -a "$log"
     grep -q -E '^(ok|PASS)$' "$f" || status=1
   done
+  for tool in racecheck memcheck; do
+    cat "$work"/$tool-*.log 2>/dev/null | grep -E -- '^ +--- PASS: Test(Decode|Prefill)Grid/' | awk '{print $3}' | sort > "$out/passed-$tool.txt"
+    echo "$tool: $(wc -l < "$out/passed-$tool.txt") grid cases passed in this run" | tee -a "$log"
+  done
+  cat "$work"/racecheck-*.log | grep -c 'past -grid.deadline' | sed 's/^/racecheck cases skipped at the deadline: /' | tee -a "$log"
   ;;
 final)
   for s in 11 12; do
@@ -141,6 +177,20 @@ final)
     echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
   done
   ;;
+profile)
+  step "octant bench, splits sweep"
+  ./bin/octant bench --lib "$lib" --specs big,q1s100k,q4s100k --splits ${SPLITS:-auto,64,132,264,528} --reps 20 \
+    --json "$work/bench.json" 2>"$work/bench.err" | tee -a "$log" || status=1
+  step "ncu (set full) on one decode launch of big, ${NCU_SPLITS:-64} splits"
+  timeout ${NCU_TIMEOUT:-240} ncu --kernel-name regex:octave_decode_dot4 --launch-skip 2 --launch-count 1 --set full \
+    -o "$work/big" -f ./bin/octant bench --lib "$lib" --specs big --splits ${NCU_SPLITS:-64} --reps 2 --warmup 1 \
+    --copy-bytes 0 > "$work/ncu-run.log" 2>&1 || { status=1; tail -5 "$work/ncu-run.log" | tee -a "$log"; }
+  ncu --import "$work/big.ncu-rep" --page details > "$work/ncu-details.txt" 2>&1
+  ncu --import "$work/big.ncu-rep" --page source --print-source sass --csv > "$work/ncu-sass.csv" 2>&1
+  grep -E -i 'Duration|Throughput|Issue Slots|Issued Ipc|No Eligible|Achieved Occupancy|Registers|Warp Cycles Per Issued|Stall|Executed Instructions' \
+    "$work/ncu-details.txt" | head -60 | tee -a "$log"
+  cp "$work/ncu-details.txt" "$out/ncu-details.txt"
+  ;;
 mutate)
   ids=$(grep -o -E '^#define OCT_MUT_[A-Z0-9_]+ +[0-9]+' csrc/include/octave_mutant.h | awk '{print $3}' | sort -n | tr '\n' ' ')
   n=${SHARDS:-3}
@@ -159,6 +209,6 @@ mutate)
     cp "$work/mutate-$i/kill-matrix.md" "$out/kill-matrix-$i.md" 2>/dev/null
   done
   ;;
-*) echo "PHASE=throughput|sanitize|racecheck|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
+*) echo "PHASE=throughput|sanitize|gridbench|racecheck|profile|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
 esac
 finish
