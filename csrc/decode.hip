@@ -292,6 +292,22 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
     // Query head of query q; mutant OCT_MUT_DECODE_GQA_MOD: the heads hq with hq % Hkv = h.
 #define DEC_HQ(q) (OCT_MUTANT(OCT_MUT_DECODE_GQA_MOD) ? ((q) % p.g) * p.hkv + h : h * p.g + (q) % p.g)
 
+    // The set's tiles: 32-token tiles of [t0, te), te = min(t1, kmax); tile j starts at ts0 + 32j.
+    const int64_t te64 = t1 < kmax ? t1 : (int64_t)kmax;
+    const int ntile = te64 > t0 ? (int)((te64 - t0 + DEC_TOK - 1) / DEC_TOK) : 0;
+    if (ntile == 0) {
+      // No token of the split for this set (workgroup-uniform): the empty partial o = 0, m = -inf,
+      // l = 0, without preparing the queries (an over-split launch has many such workgroups).
+      // (mutant OCT_MUT_DECODE_EMPTY_SPLIT: nothing written)
+      if (!OCT_MUTANT(OCT_MUT_DECODE_EMPTY_SPLIT))
+        for (int q = w; q < nq; q += OCT_WAVES) {
+          const float z[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+          const int64_t prow = ((int64_t)(row0 + DEC_ROW(q)) * p.hq + DEC_HQ(q)) * p.num_splits + split;
+          dec_write_partial(p.partials + prow * p.pstride, lane, 8 * lane, 8 * lane + 4, z, ninf, 0.0f);
+        }
+      continue;
+    }
+
     // Query: rotate like K, quantize to int8 per 64-dim block.
     oct_sync();
     for (int q = w; q < nq; q += OCT_WAVES) {
@@ -325,12 +341,10 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
       OCT_UNROLL for (int e = 0; e < 8; e++) o[a][e] = 0.0f;
     }
 
-    // The wave's tiles: 32-token tiles of [t0, te), te = min(t1, kmax); tile j starts at ts0 + 32j.
+    // The wave's tiles: j = tg, tg + TG, ... of the set's ntile > 0 tiles.
     const int32_t* bt_row =
         p.block_table + (int64_t)r * (OCT_MUTANT(OCT_MUT_DECODE_BT_STRIDE) ? p.max_blocks - 1 : p.max_blocks);
-    const int64_t te64 = t1 < kmax ? t1 : (int64_t)kmax;
-    const int ntile = te64 > t0 ? (int)((te64 - t0 + DEC_TOK - 1) / DEC_TOK) : 0;
-    const int ts0 = ntile ? (int)t0 : 0, te = ntile ? (int)te64 : 0;
+    const int ts0 = (int)t0, te = (int)te64;
 
     int j = tg, bidn = -1, tinn = 0, par = 0;  // par: which sm.m holds the running max
     if (j < ntile) {
@@ -517,8 +531,7 @@ OCT_DEV void dec_body(const OctDecodeParams& p, DecSmem<QPT>& sm) {
         }
       }
     }
-    // (mutant OCT_MUT_DECODE_EMPTY_SPLIT: a split with no tokens for the set writes nothing)
-    if (tg == 0 && !(OCT_MUTANT(OCT_MUT_DECODE_EMPTY_SPLIT) && ntile == 0)) {
+    if (tg == 0) {
       OCT_UNROLL for (int a = 0; a < QPT; a++) {
         const int q = qc + QG * a;
         if (q >= nq) break;
