@@ -565,7 +565,6 @@ func TestDecodeGrid(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
 			selectGridCase(t, i)
-			t.Parallel()
 			runDecodeCase(t, c)
 		})
 	}

@@ -5,7 +5,9 @@ package kernels_test
 // -grid.done=FILE skips the cases whose full test names FILE lists (one per line, as `--- PASS:`
 // lines name them, so a run cut short can be resumed), and -grid.deadline=D skips the cases that
 // would start more than D after the binary started, so that a sharded run ends in time and the
-// sanitizer still writes its summary. Skipped cases say why.
+// sanitizer still writes its summary; -grid.serial runs the selected cases one after another
+// (not t.Parallel), so that each prints its --- PASS line when it ends, not when the grid does.
+// Skipped cases say why.
 
 import (
 	"bufio"
@@ -22,6 +24,7 @@ var (
 	gridShard    = flag.String("grid.shard", "", "i/n: run only grid cases i, i+n, i+2n, ... (0 <= i < n)")
 	gridDone     = flag.String("grid.done", "", "file of full test names (one per line) of grid cases to skip: already passed")
 	gridDeadline = flag.Duration("grid.deadline", 0, "skip grid cases that would start this long after the test binary started (0: none)")
+	gridSerial   = flag.Bool("grid.serial", false, "run grid cases one at a time (each reports as it ends)")
 	gridStart    = time.Now()
 	doneOnce     sync.Once
 	doneSet      map[string]bool
@@ -53,7 +56,8 @@ func readDone(path string) (map[string]bool, error) {
 	return set, sc.Err()
 }
 
-// selectGridCase skips grid case idx (t is its subtest) unless the -grid flags select it.
+// selectGridCase skips grid case idx (t is its subtest) unless the -grid flags select it, and
+// marks it parallel unless -grid.serial.
 func selectGridCase(t *testing.T, idx int) {
 	t.Helper()
 	if *gridShard != "" {
@@ -76,6 +80,9 @@ func selectGridCase(t *testing.T, idx int) {
 	}
 	if *gridDeadline > 0 && time.Since(gridStart) > *gridDeadline {
 		t.Skipf("past -grid.deadline=%v", *gridDeadline)
+	}
+	if !*gridSerial {
+		t.Parallel()
 	}
 }
 

@@ -363,7 +363,6 @@ func TestPrefillGrid(t *testing.T) {
 		c.path = fmt.Sprintf("%s/%s/g%d/hkv%d/bs%d/%s/%s/%s/%s/%s", gc["fmt"], gc["dt"], c.g, c.hkv, c.bs, gc["lay"], gc["seqs"], gc["rows"], gc["view"], gc["bt"])
 		t.Run(c.path, func(t *testing.T) {
 			selectGridCase(t, i)
-			t.Parallel()
 			runPrefillCase(t, c)
 		})
 	}

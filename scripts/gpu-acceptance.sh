@@ -116,22 +116,24 @@ racecheck)
   # grids (ND and NP shards) and the other decode tests; memcheck (MEMCHECK=1) over the decode
   # tests (2 shards).
   dl=${DEADLINE:-400s}
-  jobs=()  # "tool|pattern|extra flags|name"
-  for i in $(seq 0 $((${ND:-6} - 1))); do jobs+=("racecheck|TestDecodeGrid|-grid.shard=$i/${ND:-6}|dgrid$i"); done
-  for i in $(seq 0 $((${NP:-5} - 1))); do jobs+=("racecheck|TestPrefillGrid|-grid.shard=$i/${NP:-5}|pgrid$i"); done
-  [ "${OTHERS:-1}" = 1 ] && jobs+=("racecheck|TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)||dother")
+  jobs=()  # "tool;pattern;extra flags;name"
+  for i in $(seq 0 $((${ND:-6} - 1))); do jobs+=("racecheck;TestDecodeGrid;-grid.shard=$i/${ND:-6};dgrid$i"); done
+  for i in $(seq 0 $((${NP:-5} - 1))); do jobs+=("racecheck;TestPrefillGrid;-grid.shard=$i/${NP:-5};pgrid$i"); done
+  if [ "${OTHERS:-1}" = 1 ]; then
+    jobs+=("racecheck;TestDecodeLengths;;dlengths" "racecheck;TestDecode(Sharp|ArbitraryMaps|Golden|Errors);;dother")
+  fi
   if [ "${MEMCHECK:-0}" = 1 ]; then
-    jobs+=("memcheck|TestDecodeGrid|-grid.shard=0/2|dgrid0" "memcheck|TestDecodeGrid|-grid.shard=1/2|dgrid1")
-    jobs+=("memcheck|TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)||dother")
+    [ "${MEMGRID:-1}" = 1 ] && jobs+=("memcheck;TestDecodeGrid;-grid.shard=0/2;dgrid0" "memcheck;TestDecodeGrid;-grid.shard=1/2;dgrid1")
+    jobs+=("memcheck;TestDecodeLengths;;dlengths" "memcheck;TestDecode(Sharp|ArbitraryMaps|Golden|Errors);;dother")
   fi
   pids=()
   for jb in "${jobs[@]}"; do
-    IFS='|' read -r tool pat extra name <<< "$jb"
+    IFS=';' read -r tool pat extra name <<< "$jb"
     done_file=${DONE_RACE:-}; [ $tool = memcheck ] && done_file=${DONE_MEM:-}
     dflag=""; [ -n "$done_file" ] && [ -f "$done_file" ] && dflag="-grid.done=$PWD/$done_file"
     ( timeout ${SAN_TIMEOUT:-560} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
         env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^($pat)\$" -test.parallel 1 -test.timeout 30m -test.v \
-        -grid.deadline=$dl $extra $dflag > "$work/$tool-$name.log" 2>&1
+        -grid.serial -grid.deadline=$dl $extra $dflag > "$work/$tool-$name.log" 2>&1
       echo "$tool $name ($pat $extra): exit $?" >> "$work/san-exit.log" ) &
     pids+=($!)
   done
