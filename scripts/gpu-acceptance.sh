@@ -71,7 +71,7 @@ sanitize)
   make cuda-mutant MUTANT=1 > "$work/build-m1.log" 2>&1 &
   bpid=$!
   shards=("TestDecodeGrid" "TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)" "TestPrefill(Grid|Errors)" \
-          "Test(Store|Reduce|Rotate|QueryMaps|Empty|Conventional|Device|Struct|Open|ErrorIs|HIP)")
+          "Test(Store|Reduce|Rotate|QueryMaps|Empty|Conventional|Device|Struct|Open|ErrorIs|HIP|Buffer)[A-Za-z]*")
   pids=()
   for tool in memcheck racecheck; do
     for i in "${!shards[@]}"; do
