@@ -126,7 +126,7 @@ func CheckGPUStore(g *GPU, c *GPUStoreCase) error {
 		if err != nil {
 			return fmt.Errorf("second run: %w", err)
 		}
-		if err := sameBits(im, "store", after, again, func(i int) string { return fmt.Sprintf("cache byte %d (%s)", i, describeByte(view, i)) }); err != nil {
+		if err := sameBits(im, "store", after, again, func(i int) string { return fmt.Sprintf("cache byte %d (%s)", i, view.DescribeByte(i)) }); err != nil {
 			return err
 		}
 	}
@@ -250,25 +250,10 @@ func (c *GPUStoreCase) judge(im Impl, f oracle.Format, view *oracle.Cache, befor
 	}
 	for i := range after {
 		if !inSlot[i] && after[i] != before[i] {
-			return fmt.Errorf("%s: cache byte %d outside every mapped slot changed (%#02x, was %#02x): %s", im.Name, i, after[i], before[i], describeByte(view, i))
+			return fmt.Errorf("%s: cache byte %d outside every mapped slot changed (%#02x, was %#02x): %s", im.Name, i, after[i], before[i], view.DescribeByte(i))
 		}
 	}
 	return nil
-}
-
-// describeByte names the slot and byte of a cache offset.
-func describeByte(c *oracle.Cache, off int) string {
-	for b := 0; b < c.NumBlocks; b++ {
-		for h := 0; h < c.NumKVHeads; h++ {
-			for tk := 0; tk < c.BlockSize; tk++ {
-				o := c.SlotOffset(b, h, tk)
-				if off >= o && off < o+c.F.SlotBytes() {
-					return fmt.Sprintf("slot (block %d, head %d, token %d = flat slot %d) byte %d", b, h, tk, b*c.BlockSize+tk, off-o)
-				}
-			}
-		}
-	}
-	return "between slots"
 }
 
 func actBytes(dt Dtype, x []float32) []byte {

@@ -143,24 +143,9 @@ func (c *storeCase) judge(t *testing.T, after []byte, what string) storeResult {
 	}
 	if outside > 0 {
 		failf(t, "%s: %d cache bytes outside the written slots changed, first at byte %d (%#02x, was %#02x): %s",
-			what, outside, first, after[first], c.cache[first], describeCacheByte(view, first))
+			what, outside, first, after[first], c.cache[first], view.DescribeByte(first))
 	}
 	return res
-}
-
-// describeCacheByte names the slot (block, head, token) and the byte within it of a cache offset.
-func describeCacheByte(c *oracle.Cache, off int) string {
-	for b := 0; b < c.NumBlocks; b++ {
-		for h := 0; h < c.NumKVHeads; h++ {
-			for tk := 0; tk < c.BlockSize; tk++ {
-				o := c.SlotOffset(b, h, tk)
-				if off >= o && off < o+c.F.SlotBytes() {
-					return fmt.Sprintf("slot (block %d, head %d, token %d = flat slot %d) byte %d", b, h, tk, b*c.BlockSize+tk, off-o)
-				}
-			}
-		}
-	}
-	return "not inside any slot"
 }
 
 // storeAxes are the store grid's axes; every pair of values appears in some case (grid_test.go).

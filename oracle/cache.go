@@ -116,6 +116,22 @@ func (c *Cache) Slot(block, head, token int) []byte {
 	return c.Data[o : o+c.F.SlotBytes() : o+c.F.SlotBytes()]
 }
 
+// DescribeByte names what byte off of Data holds, for error messages: the slot (block, head,
+// token, and its flat slot index block·BlockSize + token) and the byte within it, or "between
+// slots" (pad bytes of a stride larger than a slot, or past the last slot).
+func (c *Cache) DescribeByte(off int) string {
+	for b := 0; b < c.NumBlocks; b++ {
+		for h := 0; h < c.NumKVHeads; h++ {
+			for tk := 0; tk < c.BlockSize; tk++ {
+				if o := c.SlotOffset(b, h, tk); off >= o && off < o+c.F.SlotBytes() {
+					return fmt.Sprintf("slot (block %d, head %d, token %d = flat slot %d) byte %d", b, h, tk, b*c.BlockSize+tk, off-o)
+				}
+			}
+		}
+	}
+	return "between slots"
+}
+
 // SlotBytesFor maps a cache-dtype name to its slot size; it has the signature the golden loader
 // (corpus/golden.LoadAttention) expects.
 func SlotBytesFor(cacheDtype string, headSize, ropeDim int) (int, error) {

@@ -115,3 +115,33 @@ func TestCacheValidation(t *testing.T) {
 	}()
 	ok().Slot(2, 0, 0)
 }
+
+// TestCacheDescribeByte checks the names DescribeByte gives: first and last byte of slots in both
+// layouts, and the pad bytes of a custom stride.
+func TestCacheDescribeByte(t *testing.T) {
+	f := MustFormat(K3V4, KernelHeadSize, KernelRopeDim)
+	sb := f.SlotBytes()
+	lbnhc, err := NewCacheLBNHC(f, make([]byte, 3*16*2*sb), 3, 2, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := &Cache{F: f, NumBlocks: 2, NumKVHeads: 1, BlockSize: 4, StrideHead: sb, StrideToken: sb + 8, StrideBlock: 4 * (sb + 8)}
+	pad.Data = make([]byte, 2*pad.StrideBlock)
+	for _, c := range []struct {
+		c    *Cache
+		off  int
+		want string
+	}{
+		{lbnhc, 0, "slot (block 0, head 0, token 0 = flat slot 0) byte 0"},
+		{lbnhc, sb - 1, "slot (block 0, head 0, token 0 = flat slot 0) byte 247"},
+		{lbnhc, sb, "slot (block 0, head 1, token 0 = flat slot 0) byte 0"},
+		{lbnhc, lbnhc.SlotOffset(2, 1, 15) + 5, "slot (block 2, head 1, token 15 = flat slot 47) byte 5"},
+		{pad, sb, "between slots"},
+		{pad, pad.SlotOffset(1, 0, 3) + 1, "slot (block 1, head 0, token 3 = flat slot 7) byte 1"},
+		{pad, len(pad.Data) - 1, "between slots"},
+	} {
+		if got := c.c.DescribeByte(c.off); got != c.want {
+			t.Errorf("DescribeByte(%d) = %q, want %q", c.off, got, c.want)
+		}
+	}
+}
