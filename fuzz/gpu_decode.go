@@ -155,32 +155,17 @@ func runDecodeLib(g *GPU, tier kernels.TierDesc, c *GPUDecodeCase, in *oracle.De
 		NumReqs: int32(in.NumReqs), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize), MaxBlocks: int32(in.MaxBlocks),
 		NumSplits: int32(s.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
 		KSigns: kernels.SignWords(in.KSigns.Words()), VSigns: kernels.SignWords(in.VSigns.Words())}
-	if err := g.Dev.Decode(a); err != nil {
-		return nil, fmt.Errorf("decode (tier %s): %w", tier.Name, err)
-	}
-	if err := g.Dev.Sync(); err != nil {
-		return nil, fmt.Errorf("sync after decode (tier %s): %w", tier.Name, err)
-	}
-	if err := bufs.Verify("decode"); err != nil {
+	op := "decode (tier " + tier.Name + ")"
+	if err := g.finish(bufs, op, g.Dev.Decode(a)); err != nil {
 		return nil, err
 	}
-	rb, err := out.ReadAll()
+	raw, err := outputRows(out, op, nq, hq*d, outTok)
 	if err != nil {
 		return nil, err
 	}
-	r := &decodeRun{raw: make([]uint16, nq*hq*d), got: make([]float64, nq*hq*d)}
-	for i := 0; i < nq; i++ {
-		for j := 0; j < outTok; j++ {
-			v := binary.LittleEndian.Uint16(rb[2*(i*outTok+j):])
-			if j >= hq*d {
-				if v != 0xFFFF {
-					return nil, fmt.Errorf("decode wrote out element %d of the %d-element gap after row %d (out_stride_token %d > Hq·256): %#04x", j-hq*d, c.OutPad, i, outTok, v)
-				}
-				continue
-			}
-			r.raw[i*hq*d+j] = v
-			r.got[i*hq*d+j] = float64(dt.FromBits(v))
-		}
+	r := &decodeRun{raw: raw, got: make([]float64, len(raw))}
+	for i, v := range raw {
+		r.got[i] = float64(dt.FromBits(v))
 	}
 	return r, nil
 }

@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -228,31 +227,9 @@ func (c *GPUPrefillCase) prefillLib(g *GPU, tier kernels.TierDesc, in *oracle.Pr
 		CacheStrideToken: int64(in.Cache.StrideToken), Fmt: int32(f.ID), Dtype: kernelDtype(c.Dtype), HeadSize: int32(d), Tier: tier.Tier, NumTokens: int32(T),
 		NumSeqs: int32(len(in.SeqLens)), NumQHeads: int32(hq), NumKVHeads: int32(hkv), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize),
 		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale)}
-	if err := g.Dev.Prefill(a); err != nil {
-		return nil, fmt.Errorf("prefill (tier %s): %w", tier.Name, err)
-	}
-	if err := g.Dev.Sync(); err != nil {
-		return nil, fmt.Errorf("sync after prefill: %w", err)
-	}
-	if err := bufs.Verify("prefill"); err != nil {
+	op := "prefill (tier " + tier.Name + ")"
+	if err := g.finish(bufs, op, g.Dev.Prefill(a)); err != nil {
 		return nil, err
 	}
-	rb, err := out.ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	raw := make([]uint16, T*hq*d)
-	for i := 0; i < T; i++ {
-		for j := 0; j < outTok; j++ {
-			x := binary.LittleEndian.Uint16(rb[2*(i*outTok+j):])
-			if j >= hq*d {
-				if x != 0xFFFF {
-					return nil, fmt.Errorf("prefill wrote element %d of the gap after row %d: %#04x", j-hq*d, i, x)
-				}
-				continue
-			}
-			raw[i*hq*d+j] = x
-		}
-	}
-	return raw, nil
+	return outputRows(out, op, T, hq*d, outTok)
 }

@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -236,31 +235,8 @@ func (c *GPUReduceCase) reduceLib(g *GPU, part []float32, vs oracle.Signs) ([]ui
 	a := kernels.ReduceArgs{Out: out.Ptr, Partials: in.Ptr, PartialsBytes: uint64(len(pb)), OutStrideToken: int64(outTok), OutStrideHead: d,
 		Dtype: kernelDtype(c.Dtype), HeadSize: d, NumQ: int32(c.NumQ), NumQHeads: int32(c.Heads), NumSplits: int32(c.Splits),
 		PartialStride: int32(c.PartialStride), VSigns: kernels.SignWords(vs.Words())}
-	if err := g.Dev.Reduce(a); err != nil {
-		return nil, fmt.Errorf("reduce: %w", err)
-	}
-	if err := g.Dev.Sync(); err != nil {
-		return nil, fmt.Errorf("sync after reduce: %w", err)
-	}
-	if err := bufs.Verify("reduce"); err != nil {
+	if err := g.finish(bufs, "reduce", g.Dev.Reduce(a)); err != nil {
 		return nil, err
 	}
-	rb, err := out.ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	got := make([]uint16, c.NumQ*c.Heads*d)
-	for q := 0; q < c.NumQ; q++ {
-		for j := 0; j < outTok; j++ {
-			v := binary.LittleEndian.Uint16(rb[2*(q*outTok+j):])
-			if j >= c.Heads*d {
-				if v != 0xFFFF {
-					return nil, fmt.Errorf("reduce wrote element %d of the gap after row %d (out_stride_token %d): %#04x", j-c.Heads*d, q, outTok, v)
-				}
-				continue
-			}
-			got[q*c.Heads*d+j] = v
-		}
-	}
-	return got, nil
+	return outputRows(out, "reduce", c.NumQ, c.Heads*d, outTok)
 }

@@ -149,13 +149,7 @@ func (c *GPURotateCase) rotateLib(g *GPU, x []uint16) ([]uint16, error) {
 	if c.Inverse {
 		a.Inverse = 1
 	}
-	if err := g.Dev.Rotate(a); err != nil {
-		return nil, fmt.Errorf("rotate: %w", err)
-	}
-	if err := g.Dev.Sync(); err != nil {
-		return nil, fmt.Errorf("sync after rotate: %w", err)
-	}
-	if err := bufs.Verify("rotate"); err != nil {
+	if err := g.finish(bufs, "rotate", g.Dev.Rotate(a)); err != nil {
 		return nil, err
 	}
 	out, err := buf.ReadAll()

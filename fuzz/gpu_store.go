@@ -202,13 +202,7 @@ func (c *GPUStoreCase) storeLib(g *GPU, f oracle.Format, view *oracle.Cache, k, 
 	if c.HostMap && len(c.Mapping) > 0 {
 		a.SlotMappingHost = &c.Mapping[0]
 	}
-	if err := g.Dev.Store(a); err != nil {
-		return nil, fmt.Errorf("cache_store: %w", err)
-	}
-	if err := g.Dev.Sync(); err != nil {
-		return nil, fmt.Errorf("sync after cache_store: %w", err)
-	}
-	if err := bufs.Verify("cache_store"); err != nil {
+	if err := g.finish(bufs, "cache_store", g.Dev.Store(a)); err != nil {
 		return nil, err
 	}
 	return cb.ReadAll()
