@@ -195,13 +195,8 @@ func checkBlock(n, block int) {
 // Rotate returns H_B(D·x) in float32 (FORMAT.md §3): signs first, then the blockwise transform.
 // len(s) must be at least len(x).
 func Rotate(x []float32, s Signs, block int) []float32 {
-	y := make([]float32, len(x))
-	for i, v := range x {
-		if s[i] {
-			v = -v
-		}
-		y[i] = v
-	}
+	y := append([]float32(nil), x...)
+	negate(y, s)
 	FWHT32(y, block)
 	return y
 }
@@ -210,23 +205,14 @@ func Rotate(x []float32, s Signs, block int) []float32 {
 func Unrotate(y []float32, s Signs, block int) []float32 {
 	x := append([]float32(nil), y...)
 	FWHT32(x, block)
-	for i := range x {
-		if s[i] {
-			x[i] = -x[i]
-		}
-	}
+	negate(x, s)
 	return x
 }
 
 // Rotate64 is Rotate in float64.
 func Rotate64(x []float64, s Signs, block int) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		if s[i] {
-			v = -v
-		}
-		y[i] = v
-	}
+	y := append([]float64(nil), x...)
+	negate(y, s)
 	FWHT64(y, block)
 	return y
 }
@@ -235,10 +221,15 @@ func Rotate64(x []float64, s Signs, block int) []float64 {
 func Unrotate64(y []float64, s Signs, block int) []float64 {
 	x := append([]float64(nil), y...)
 	FWHT64(x, block)
+	negate(x, s)
+	return x
+}
+
+// negate applies the sign pattern D: x[i] = −x[i] where s[i] (len(s) ≥ len(x)).
+func negate[T float32 | float64](x []T, s Signs) {
 	for i := range x {
 		if s[i] {
 			x[i] = -x[i]
 		}
 	}
-	return x
 }

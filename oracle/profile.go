@@ -171,6 +171,19 @@ type ProfileResult struct {
 	Overflow float64
 }
 
+// newProfileResult is a result of n elements whose Model and Bound all start at fill: 0 for
+// decode (a row no output is computed for is a padding row, which must be exactly 0), NaN for
+// prefill (rows of no sequence: no claim, Check skips them).
+func newProfileResult(n int, fill float64, opt ProfileOptions) *ProfileResult {
+	res := &ProfileResult{Model: make([]float64, n), Bound: make([]float64, n), Overflow: opt.Out.OverflowAt()}
+	if fill != 0 {
+		for i := range res.Model {
+			res.Model[i], res.Bound[i] = fill, fill
+		}
+	}
+	return res
+}
+
 // Check compares got (the kernel's output as float64) with the model and returns the index of the
 // element that exceeds its bound by the largest factor, and that factor |got−Model|/Bound (≤ 1
 // passes). An element with a zero bound must match exactly (+Inf otherwise), a NaN error counts as

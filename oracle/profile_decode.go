@@ -33,7 +33,7 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 	f := in.Cache.F
 	d := f.HeadSize
 	G := in.Group()
-	res := &ProfileResult{Model: make([]float64, in.NumQ()*in.NumQHeads*d), Bound: make([]float64, in.NumQ()*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
+	res := newProfileResult(in.NumQ()*in.NumQHeads*d, 0, opt)
 	// One job per (query row, query head) that reads the cache, so that even a call of a few rows
 	// spreads over the cores; jobs write disjoint outputs. The slots they read are decoded once
 	// for the call (profSlots).

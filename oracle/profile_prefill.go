@@ -26,10 +26,7 @@ func PrefillProfile(prefix, chunk Profile, in *PrefillInput, opt ProfileOptions)
 	c := in.Cache
 	d, hkv := c.F.HeadSize, c.NumKVHeads
 	G := in.NumQHeads / hkv
-	res := &ProfileResult{Model: make([]float64, in.NumTokens*in.NumQHeads*d), Bound: make([]float64, in.NumTokens*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
-	for i := range res.Model {
-		res.Model[i], res.Bound[i] = math.NaN(), math.NaN()
-	}
+	res := newProfileResult(in.NumTokens*in.NumQHeads*d, math.NaN(), opt)
 	sc := newProfScorer(prefix, c.F, in.SMScale)
 	kChunk := attGamma(profChunkRoundings(d), 0x1p-24)
 	cs := in.SMScale * math.Log2E

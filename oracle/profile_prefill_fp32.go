@@ -43,10 +43,7 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 	c := in.Cache
 	d, hkv := c.F.HeadSize, c.NumKVHeads
 	G := in.NumQHeads / hkv
-	res := &ProfileResult{Model: make([]float64, in.NumTokens*in.NumQHeads*d), Bound: make([]float64, in.NumTokens*in.NumQHeads*d), Overflow: opt.Out.OverflowAt()}
-	for i := range res.Model {
-		res.Model[i], res.Bound[i] = math.NaN(), math.NaN()
-	}
+	res := newProfileResult(in.NumTokens*in.NumQHeads*d, math.NaN(), opt)
 	cs := in.SMScale * math.Log2E
 	gam := attGamma(prefillFP32ScoreRoundings(d), 0x1p-24)
 	dec := newSlotDecoder64(c.F)
