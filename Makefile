@@ -56,7 +56,7 @@ sums:
 # Kernel builds: hip, isa, cuda, emu (mk/kernels.mk).
 include mk/kernels.mk
 
-# Binaries for scripts/gpu-run.sh on the GPU machine (no Go there): CGO_ENABLED=0 static builds.
+# Binaries for scripts/gpu-acceptance.sh on the GPU machine (no Go there): CGO_ENABLED=0 static builds.
 .PHONY: gpu-bins
 gpu-bins:
 	@mkdir -p bin

@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Acceptance runs on the GPU machine (no Go there; binaries from `make gpu-bins`), in phases so
-# that each fits one device call. Everything is logged under a work directory; what comes back
-# is $OUT/summary.log and one tarball of the logs ($OUT/logs-$PHASE.tgz), since the device returns at
-# most 8 files.
+# Every batch on the GPU machine (NVIDIA, nvcc, compute-sanitizer, python3+torch; no Go there:
+# binaries from `make gpu-bins`, carried in bin/), in phases so that each fits one device call.
+# The library is built there (make cuda) when build/liboctave_cuda.so is missing (REBUILD=1:
+# always). Everything is logged under a work directory ($WORK, default /tmp/acceptance); what
+# comes back is $OUT/summary.log, one tarball of the logs ($OUT/logs-$PHASE.tgz) and a few named
+# files, since the device returns at most 8 files.
+#   PHASE=batch       the full kernel grids, compute-sanitizer memcheck and racecheck over the
+#                     -short test binary, octant bench, torch SDPA on the same shapes, the oracle
+#                     benchmarks on one host core (SKIP="sanitize bench sdpa oracle" skips steps;
+#                     GRID_ARGS, GRID_TIMEOUT, SAN_ARGS, SAN_TIMEOUT)
+#   PHASE=fuzz        each GPU fuzz target (TARGETS, FUZZTIME, default 2m) with the instrumented
+#                     binary; the broken-build check (FuzzDecode against mutant 1, then its printed
+#                     replay command on the mutant and on the real library; MUTANT_DEMO=0 skips);
+#                     CHECKS cases of each rapid GPU test (THROUGHPUT=0 skips)
 #   PHASE=throughput  end-to-end cases/s of each GPU target (plain test binary, rapid form), the
 #                     decode target at GOMAXPROCS 1, 4 and 16, and the host-only oracle side
 #   PHASE=sanitize    compute-sanitizer memcheck and racecheck over the FULL kernel grid, sharded
@@ -21,6 +31,11 @@
 #                     under both sanitizers and conform against mutant 1, concurrently
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final"
+known=0
+IFS='|' read -ra names <<< "$phases"
+for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
+[ $known = 1 ] || { echo "PHASE=$phases expected, found '${PHASE:-}'" >&2; exit 2; }
 out=${1:-${OUT:-gpu-out}}
 mkdir -p "$out"
 work=${WORK:-/tmp/acceptance}
@@ -36,15 +51,84 @@ finish() {
 }
 step "environment ($PHASE)"
 { date -u; git rev-parse HEAD 2>/dev/null; git status --porcelain 2>/dev/null | head -5
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  nproc; } 2>&1 | tee -a "$log"
-if [ ! -f "$lib" ]; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+  nvcc --version 2>/dev/null | tail -1; lscpu 2>/dev/null | grep -E 'Model name'; nproc; } 2>&1 | tee -a "$log"
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+if [ ! -f "$lib" ] || [ "${REBUILD:-0}" = 1 ]; then
   step "make cuda"
   make cuda > "$work/build.log" 2>&1 || { tail -20 "$work/build.log" | tee -a "$log"; status=1; finish; }
 fi
 sha256sum "$lib" | tee -a "$log"
 
 case $PHASE in
+batch)
+  step "kernel grid (full) against the oracle"
+  OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.timeout=${GRID_TIMEOUT:-9m} ${GRID_ARGS:-} > "$work/grid.log" 2>&1 || status=1
+  tail -40 "$work/grid.log" | tee -a "$log"
+  if ! skip sanitize; then
+    for tool in memcheck racecheck; do
+      step "compute-sanitizer --tool $tool (short grid)"
+      compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.timeout=${SAN_TIMEOUT:-8m} ${SAN_ARGS:-} \
+        > "$work/sanitize-$tool.log" 2>&1 || status=1
+      tail -15 "$work/sanitize-$tool.log" | tee -a "$log"
+    done
+  fi
+  if ! skip bench; then
+    step "octant bench"
+    ./bin/octant bench --lib "$lib" --json "$work/bench.json" 2>"$work/bench.err" | tee -a "$log" || status=1
+    cp "$work/bench.json" "$out/bench.json" 2>/dev/null
+  fi
+  if ! skip sdpa; then
+    step "torch SDPA fp16 decode, same shapes"
+    PYTHONUNBUFFERED=1 python3 scripts/bench_sdpa.py --json "$work/sdpa.json" 2>&1 | tee -a "$log"
+    cp "$work/sdpa.json" "$out/sdpa.json" 2>/dev/null
+  fi
+  if ! skip oracle; then
+    step "oracle benchmarks on one host core"
+    taskset -c 3 ./bin/oracle.test -test.run '^$' -test.bench 'QuantizeSlot|DequantizeSlot|ExactDecode32k' \
+      -test.benchtime 2s -test.cpu 1 2>&1 | tee -a "$log"
+  fi
+  ;;
+fuzz)
+  export OCTANT_REPLAY_CMD="bin/octant replay" OCTANT_REGRESSIONS=$work/regressions
+  mut=$PWD/build/mutants/liboctave_cuda_m1.so
+  if [ "${MUTANT_DEMO:-1}" = 1 ] && [ ! -f "$mut" ]; then
+    step "make cuda-mutant MUTANT=1"
+    make cuda-mutant MUTANT=1 > "$work/build-m1.log" 2>&1 || { tail -5 "$work/build-m1.log" | tee -a "$log"; status=1; finish; }
+  fi
+  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
+    step "$t for ${FUZZTIME:-2m} against $lib"
+    OCTANT_LIB=$lib ./bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-2m} -test.fuzzminimizetime 10x \
+      -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache" > "$work/$t.log" 2>&1 || status=1
+    grep -v '^fuzz: elapsed: [0-9]*s, execs' "$work/$t.log" | tail -25 | tee -a "$log"
+    grep '^fuzz: elapsed' "$work/$t.log" | tail -2 | tee -a "$log"
+  done
+  if [ "${MUTANT_DEMO:-1}" = 1 ]; then
+    step "broken build: FuzzDecode against mutant 1 ($mut)"
+    t0=$(date +%s%N)
+    OCTANT_LIB=$mut OCTANT_REGRESSIONS=$work/mutant-regressions ./bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime 60s \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache-mutant" > "$work/mutant.log" 2>&1
+    rc=$?; t1=$(date +%s%N)
+    echo "exit $rc after $(( (t1 - t0) / 1000000 )) ms (expected: a failure)" | tee -a "$log"
+    [ $rc != 0 ] || status=1
+    grep -m3 -E 'gpu-decode:|^ *replay:' "$work/mutant.log" | tee -a "$log"
+    cmd=$(grep -m1 -o 'replay: .*' "$work/mutant.log" | sed 's/^replay: //')
+    if [ -n "$cmd" ]; then
+      step "the printed replay command: $cmd"
+      $cmd 2>&1 | cut -c1-300 | tee -a "$log"
+      step "the same reproducer on the real library"
+      ${cmd/$mut/$lib} 2>&1 | cut -c1-300 | tee -a "$log"
+    fi
+  fi
+  if [ "${THROUGHPUT:-1}" = 1 ]; then
+    step "throughput: ${CHECKS:-300} cases per target (rapid tests: generation, GPU, oracle, end to end)"
+    for t in Store Rotate Decode Reduce Prefill; do
+      OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/tp-regressions ./bin/fuzz-plain.test -test.run "^TestGPU$t\$" -test.count=1 -test.v \
+        -rapid.checks=${CHECKS:-300} 2>&1 | grep -E 'rapid\]|FAIL' | sed "s/^/$t: /" | tee -a "$log"
+    done
+  fi
+  ;;
 throughput)
   for t in Decode Store Rotate Reduce Prefill; do
     n=300; [ $t = Decode ] && n=${DECODE_CHECKS:-1000}; [ $t = Prefill ] && n=150
@@ -211,6 +295,5 @@ mutate)
     cp "$work/mutate-$i/kill-matrix.md" "$out/kill-matrix-$i.md" 2>/dev/null
   done
   ;;
-*) echo "PHASE=throughput|sanitize|gridbench|racecheck|profile|mutate|final expected, found '${PHASE:-}'" >&2; exit 2;;
 esac
 finish
