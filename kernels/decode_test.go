@@ -132,23 +132,7 @@ func (c *decodeCase) build(t *testing.T, dev *kernels.Device, rng *rand.Rand) *d
 	}
 	s.maxBlocks = max(1, s.maxBlocks+rng.IntN(3))
 	s.nb = total + 1 + rng.IntN(3)
-	perm := rng.Perm(s.nb)
-	s.bt = make([]int32, R*s.maxBlocks)
-	junk := []int32{-1, int32(s.nb), int32(s.nb + 1000), math.MaxInt32, math.MinInt32}
-	next := 0
-	for r := 0; r < R; r++ {
-		for lb := 0; lb < s.maxBlocks; lb++ {
-			if lb < nblk[r] {
-				s.bt[r*s.maxBlocks+lb] = int32(perm[next])
-				next++
-			} else {
-				s.bt[r*s.maxBlocks+lb] = junk[rng.IntN(len(junk))]
-			}
-		}
-		if c.holes && nblk[r] >= 2 {
-			s.bt[r*s.maxBlocks+rng.IntN(nblk[r]-1)] = junk[rng.IntN(len(junk))]
-		}
-	}
+	s.bt = randomBlockTable(rng, nblk, s.maxBlocks, s.nb, []int32{-1, int32(s.nb), int32(s.nb + 1000), math.MaxInt32, math.MinInt32}, c.holes)
 	// The cache: random bytes; context tokens quantized by the oracle (pad bytes random: readers
 	// must ignore them); slots past each request's length poisoned.
 	s.cache = randBytes(rng, oracle.CacheBytes(c.f, s.nb, c.hkv, c.bs))

@@ -255,3 +255,27 @@ func dtName(dt kernels.Dtype) string {
 func elemAt(j, heads int) string {
 	return fmt.Sprintf("row %d head %d dim %d", j/(heads*256), j/256%heads, j%256)
 }
+
+// randomBlockTable is a block table of len(nblk) rows of maxBlocks entries: row r's first nblk[r]
+// entries take the next ids of a random permutation of the nb physical blocks (so no block is
+// shared), the rest are junk values (out-of-range ids the kernels must never dereference); with
+// holes, one of a row's first nblk[r] − 1 entries (rows of at least 2 blocks) becomes junk too.
+func randomBlockTable(rng *rand.Rand, nblk []int, maxBlocks, nb int, junk []int32, holes bool) []int32 {
+	perm := rng.Perm(nb)
+	bt := make([]int32, len(nblk)*maxBlocks)
+	next := 0
+	for r, n := range nblk {
+		for lb := 0; lb < maxBlocks; lb++ {
+			if lb < n {
+				bt[r*maxBlocks+lb] = int32(perm[next])
+				next++
+			} else {
+				bt[r*maxBlocks+lb] = junk[rng.IntN(len(junk))]
+			}
+		}
+		if holes && n >= 2 {
+			bt[r*maxBlocks+rng.IntN(n-1)] = junk[rng.IntN(len(junk))]
+		}
+	}
+	return bt
+}

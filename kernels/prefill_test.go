@@ -70,23 +70,7 @@ func (c *prefillCase) build(t *testing.T, rng *rand.Rand) *prefillSetup {
 	s.maxBlocks = max(1, s.maxBlocks)
 	s.T = int(s.cu[S]) + c.trail
 	s.nb = total + 1 + rng.IntN(2)
-	perm := rng.Perm(s.nb)
-	s.bt = make([]int32, S*s.maxBlocks)
-	junk := []int32{-1, int32(s.nb), math.MaxInt32, math.MinInt32}
-	next := 0
-	for i := 0; i < S; i++ {
-		for lb := 0; lb < s.maxBlocks; lb++ {
-			if lb < nblk[i] {
-				s.bt[i*s.maxBlocks+lb] = int32(perm[next])
-				next++
-			} else {
-				s.bt[i*s.maxBlocks+lb] = junk[rng.IntN(len(junk))]
-			}
-		}
-		if c.holes && nblk[i] >= 2 {
-			s.bt[i*s.maxBlocks+rng.IntN(nblk[i]-1)] = junk[rng.IntN(len(junk))]
-		}
-	}
+	s.bt = randomBlockTable(rng, nblk, s.maxBlocks, s.nb, []int32{-1, int32(s.nb), math.MaxInt32, math.MinInt32}, c.holes)
 	s.cache = randBytes(rng, oracle.CacheBytes(c.f, s.nb, c.hkv, c.bs))
 	view := newCache(t, c.f, s.cache, s.nb, c.hkv, c.bs, c.lbnhc)
 	signs := oracle.DefaultSigns(256)
