@@ -193,17 +193,10 @@ func (e *decodeEngine) loadQueries(i, h int) {
 // addRange adds tokens [lo, hi) of row i's request, through KV head h, into the G accumulators.
 // Tokens whose physical block is outside [0, NumBlocks) are skipped.
 func (e *decodeEngine) addRange(i, h, lo, hi int, accs []softmaxAcc) {
-	in := e.in
-	c := in.Cache
-	bs := c.BlockSize
-	row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
+	c := e.in.Cache
 	sb := c.F.SlotBytes()
-	for t := lo; t < hi; t++ {
-		pb := int(row[t/bs])
-		if pb < 0 || pb >= c.NumBlocks {
-			continue
-		}
-		o := c.SlotOffset(pb, h, t%bs)
+	for pb, tin := range e.in.tokenBlocks(i, lo, hi) {
+		o := c.SlotOffset(pb, h, tin)
 		e.dec.load(c.Data[o : o+sb])
 		for k := range accs {
 			accs[k].add(e.c*attDot(e.qr[k], e.dec.k), e.dec.v)

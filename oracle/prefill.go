@@ -88,13 +88,8 @@ func (in *PrefillInput) Validate() error {
 // tokens whose physical block is out of range.
 func (in *PrefillInput) prefixSlots(s, h int, dst [][]byte) [][]byte {
 	c := in.Cache
-	row := in.BlockTable[s*in.MaxBlocks:][:in.MaxBlocks]
-	for t := 0; t < in.Ctx(s); t++ {
-		pb := int(row[t/c.BlockSize])
-		if pb < 0 || pb >= c.NumBlocks {
-			continue
-		}
-		dst = append(dst, c.Slot(pb, h, t%c.BlockSize))
+	for pb, tin := range cacheBlocks(c, in.BlockTable[s*in.MaxBlocks:][:in.MaxBlocks], 0, in.Ctx(s)) {
+		dst = append(dst, c.Slot(pb, h, tin))
 	}
 	return dst
 }

@@ -145,15 +145,21 @@ func (in *DecodeInput) tokenSlots(i, h, lo, hi int, dst [][]byte) [][]byte {
 // tokenBlocks yields the physical block and the offset in it of tokens [lo, hi) of row i's
 // request, skipping tokens whose block-table entry is out of range [0, NumBlocks).
 func (in *DecodeInput) tokenBlocks(i, lo, hi int) iter.Seq2[int, int] {
+	if lo >= hi {
+		return cacheBlocks(in.Cache, nil, 0, 0) // a row of no tokens may have no request (padding): its table row is not read
+	}
+	return cacheBlocks(in.Cache, in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks], lo, hi)
+}
+
+// cacheBlocks yields (physical block, token within the block) for the logical tokens [lo, hi) of
+// the block-table row, skipping tokens whose physical block is outside [0, c.NumBlocks): the one
+// walk over block tables of decode and prefill, exact and profile models alike.
+func cacheBlocks(c *Cache, row []int32, lo, hi int) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
-		if lo >= hi {
-			return // a row of no tokens may have no request (padding): its table row is not read
-		}
-		bs := in.Cache.BlockSize
-		row := in.BlockTable[int(in.QToReq[i])*in.MaxBlocks:][:in.MaxBlocks]
+		bs := c.BlockSize
 		for t := lo; t < hi; t++ {
 			pb := int(row[t/bs])
-			if pb < 0 || pb >= in.Cache.NumBlocks {
+			if pb < 0 || pb >= c.NumBlocks {
 				continue
 			}
 			if !yield(pb, t%bs) {
@@ -166,11 +172,7 @@ func (in *DecodeInput) tokenBlocks(i, lo, hi int) iter.Seq2[int, int] {
 // attUnrotateInPlace applies the inverse rotation (transform, then signs) in float64, in place.
 func attUnrotateInPlace(x []float64, s Signs, block int) {
 	FWHT64(x, block)
-	for j := range x {
-		if s[j] {
-			x[j] = -x[j]
-		}
-	}
+	negate(x, s)
 }
 
 // profScorer computes a cache profile's model scores and score error bounds.
