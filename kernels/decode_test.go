@@ -274,17 +274,11 @@ func (s *decodeSetup) decodeOn(t *testing.T, dev *kernels.Device, tier kernels.T
 	must(t, dev.Sync(), what+": sync after decode")
 	bufs.checkCanaries(t, what)
 	bufs.checkInputs(t, what)
-	raw := kernels.BytesUint16(read(t, out))
-	r := &decodeRun{bufs: bufs, out: out, outTok: outTok, raw: make([]uint16, s.nq*s.hq*256)}
-	for i := 0; i < s.nq; i++ {
-		copy(r.raw[i*s.hq*256:], raw[i*outTok:i*outTok+s.hq*256])
-		for j := i*outTok + s.hq*256; j < (i+1)*outTok; j++ {
-			if raw[j] != 0xFFFF {
-				failf(t, "%s: out element %d in the gap after row %d (out_stride_token %d > Hq·256) was written: %#04x", what, j, i, outTok, raw[j])
-				break
-			}
-		}
+	raw, err := kernels.UnpackRows(read(t, out), s.nq, s.hq*256, outTok)
+	if err != nil {
+		fatalf(t, "%s: out: %v", what, err)
 	}
+	r := &decodeRun{bufs: bufs, out: out, outTok: outTok, raw: raw}
 	r.got = actsToF64(r.raw, c.dt)
 	return r
 }

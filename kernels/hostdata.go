@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -25,6 +26,31 @@ func BytesUint16(b []byte) []uint16 {
 		x[i] = binary.LittleEndian.Uint16(b[2*i:])
 	}
 	return x
+}
+
+// UnpackRows returns the rows of an fp16/bf16 output b, rows rows of rowElems elements stored
+// stride elements apart, packed (rows × rowElems), and checks the stride − rowElems gap elements
+// after each row: an output buffer is filled with 0xFF bytes before a call, and a kernel must not
+// write the gaps. The error names the first gap element written.
+func UnpackRows(b []byte, rows, rowElems, stride int) ([]uint16, error) {
+	if len(b) < 2*rows*stride {
+		return nil, fmt.Errorf("output has %d bytes, expected at least %d (%d rows × stride %d × 2)", len(b), 2*rows*stride, rows, stride)
+	}
+	got := make([]uint16, rows*rowElems)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < stride; j++ {
+			v := binary.LittleEndian.Uint16(b[2*(i*stride+j):])
+			if j >= rowElems {
+				if v != 0xFFFF {
+					return nil, fmt.Errorf("element %d of the %d-element gap after row %d (row stride %d > %d) was written: %#04x",
+						j-rowElems, stride-rowElems, i, stride, rowElems, v)
+				}
+				continue
+			}
+			got[i*rowElems+j] = v
+		}
+	}
+	return got, nil
 }
 
 // Int32Bytes encodes x as little-endian bytes.

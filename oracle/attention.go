@@ -181,11 +181,9 @@ func (e *decodeEngine) loadQueries(i, h int) {
 		q := in.Query[(i*in.NumQHeads+hq)*e.d:][:e.d]
 		dst := e.qr[k]
 		for j, x := range q {
-			if in.KSigns[j] {
-				x = -x
-			}
 			dst[j] = float64(x)
 		}
+		negate(dst, in.KSigns)
 		FWHT64(dst, in.Cache.F.KRotBlock())
 	}
 }
