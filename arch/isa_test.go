@@ -87,32 +87,3 @@ func TestRegistry(t *testing.T) {
 		t.Error("Lookup(gfx90a) succeeded; it is not a supported architecture")
 	}
 }
-
-// TestMissing: gfx942 is not certifiable for its missing native (MFMA) prefill; gfx1100 misses
-// nothing the registry knows of (its WMMA tier has profiles); sm_90 certifies the portable tiers.
-func TestMissing(t *testing.T) {
-	for name, want := range map[string][]string{
-		"gfx942":  {"prefill: no mfma prefill kernel (the contract requires a native prefill)", "decode: no mfma decode kernel (the contract requires a native decode)"},
-		"gfx1100": nil,
-		"sm_90":   nil,
-	} {
-		a, err := Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := a.Missing()
-		if len(got) != len(want) {
-			t.Errorf("%s: Missing() = %q, expected %q", name, got, want)
-			continue
-		}
-		for _, w := range want {
-			found := false
-			for _, g := range got {
-				found = found || g == w
-			}
-			if !found {
-				t.Errorf("%s: Missing() = %q, expected it to include %q", name, got, w)
-			}
-		}
-	}
-}

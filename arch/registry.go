@@ -30,11 +30,14 @@ type Piece struct {
 // Tier is a family of kernels with one numeric profile per op; ID is the C ABI's octave_tier.
 type Tier struct {
 	ID             int
-	Name           string   // "portable", "wmma", "mfma", "mma"
-	Ops            []string // "decode", "prefill"
-	DecodeProfile  string   // KERNELS.md §5 profile of its decode ("" if no decode)
-	PrefillProfile string   // profile of its prefill ("" if no prefill)
-	Built          bool     // compiled into the library this repository builds
+	Name           string // "portable", "wmma", "mfma", "mma"
+	Ops            []Op   // Decode, Prefill
+	DecodeProfile  string // KERNELS.md §5 profile of its decode ("" if no decode)
+	PrefillProfile string // profile of its prefill ("" if no prefill)
+	// Built says the tier's kernels are compiled into the library this repository builds. A tier
+	// that is registered but not built (gfx1100's wmma, gfx942's mfma until their kernels exist)
+	// cannot be certified: Missing names it.
+	Built bool
 }
 
 // KernelNeeds says which pieces a kernel symbol's code must show on an architecture.
@@ -55,34 +58,72 @@ type Arch struct {
 	BuildFlags  []string      // how its code objects are compiled (mk/kernels.mk)
 	Disassemble string        // the disassembler whose output CheckDisassembly reads ("" = none)
 	Kernels     []KernelNeeds // what its code objects must contain
-	// Requires lists, per op, the tiers a certificate needs (KERNELS.md §6): decode and prefill
-	// need the named tiers, and a tier the registry lists without a profile for that op is a kernel
-	// that does not exist yet, which makes the architecture not certifiable.
+	// Requires lists, per op, the tiers a certificate needs (KERNELS.md §6). A required tier that
+	// is not registered, does not implement the op, declares no profile for it, or is not built
+	// is a kernel that does not exist: the architecture is not certifiable (Missing).
 	Requires []Requirement
 }
 
-// Requirement is one op a certificate needs, on the named tiers.
+// Requirement is one op a certificate needs, on the named tiers (none for store, rotate and
+// reduce, which have one implementation per library: the portable one).
 type Requirement struct {
-	Op    string   // "decode", "prefill", "store", "reduce", "rotate"
+	Op    Op
 	Tiers []string // tier names; all must be present and pass
 }
 
-// Missing returns the required (op, tier) pairs the registry knows have no kernel: a required
-// tier that is not in Tiers, or that lists no profile (or no such op) for a decode or prefill.
+// RequiredTiers is the tiers the requirement names, or the portable tier for an untiered op.
+func (r Requirement) RequiredTiers() []string {
+	if len(r.Tiers) == 0 {
+		return []string{"portable"}
+	}
+	return r.Tiers
+}
+
+// Missing names the required kernels that do not exist in this repository, one line each: a
+// required tier that is not registered, that does not implement the op or declares no profile
+// for it, or whose kernels are not built. An architecture with anything missing is not
+// certifiable, whatever a runtime battery says.
 func (a Arch) Missing() []string {
 	var out []string
 	for _, r := range a.Requires {
-		for _, tn := range r.Tiers {
+		for _, tn := range r.RequiredTiers() {
 			t, ok := a.Tier(tn)
 			switch {
 			case !ok:
-				out = append(out, fmt.Sprintf("%s: tier %s not registered", r.Op, tn))
-			case r.Op == "decode" && t.DecodeProfile == "", r.Op == "prefill" && t.PrefillProfile == "":
-				out = append(out, fmt.Sprintf("%s: no %s %s kernel (the contract requires a native %s)", r.Op, tn, r.Op, r.Op))
+				out = append(out, fmt.Sprintf("%s: tier %s is not registered for %s", r.Op, tn, a.Name))
+			case r.Op.Tiered() && !t.Implements(r.Op):
+				out = append(out, fmt.Sprintf("%s: the %s tier has no %s kernel (the contract requires a %s %s on %s)", r.Op, tn, r.Op, tn, r.Op, a.Name))
+			case !t.Built:
+				out = append(out, fmt.Sprintf("%s: the %s tier's %s kernel is not built by this repository (registered with profile %q, no code)", r.Op, tn, r.Op, t.Profile(r.Op)))
 			}
 		}
 	}
 	return out
+}
+
+// Implements reports whether the tier lists op and declares a profile for it (untiered ops: every
+// built tier of an architecture's library implements them through the portable code).
+func (t Tier) Implements(op Op) bool {
+	if !op.Tiered() {
+		return true
+	}
+	for _, o := range t.Ops {
+		if o == op {
+			return t.Profile(op) != ""
+		}
+	}
+	return false
+}
+
+// Profile is the tier's declared numeric profile for a tiered op ("" for untiered ops or none).
+func (t Tier) Profile(op Op) string {
+	switch op {
+	case Decode:
+		return t.DecodeProfile
+	case Prefill:
+		return t.PrefillProfile
+	}
+	return ""
 }
 
 // Tier returns the named tier.
@@ -133,7 +174,7 @@ const (
 )
 
 func portable() Tier {
-	return Tier{ID: TierPortable, Name: "portable", Ops: []string{"decode", "prefill"},
+	return Tier{ID: TierPortable, Name: "portable", Ops: []Op{Decode, Prefill},
 		DecodeProfile: "dot4-int8q", PrefillProfile: "prefill-fp32", Built: true}
 }
 
@@ -166,7 +207,7 @@ var registry = []Arch{
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_wmma_i32_16x16x16_iu8"}},
 		},
-		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []string{"decode", "prefill"},
+		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []Op{Decode, Prefill},
 			DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row"}},
 		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
@@ -180,7 +221,7 @@ var registry = []Arch{
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
 		},
-		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: "mfma", Ops: []string{"decode", "prefill"}}},
+		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: "mfma", Ops: []Op{Decode, Prefill}}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
 		Kernels:     portableNeeds(),
@@ -192,22 +233,20 @@ var registry = []Arch{
 			{PieceDot4, []string{"IDP.4A"}},
 			{PieceCodebook, []string{"PRMT"}},
 		},
-		Tiers:       []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []string{"decode", "prefill"}}},
+		Tiers:       []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),
 		// Octant's decision (docs/conformance.md): on sm_90 the portable decode and prefill are
 		// certified; the mma tier is not required until it exists.
-		Requires: []Requirement{{"decode", []string{"portable"}}, {"prefill", []string{"portable"}},
-			{"store", nil}, {"reduce", nil}, {"rotate", nil}},
+		Requires: portableRequires(),
 	},
 	{
 		Name: "emu", Vendor: CPU, Family: "CPU emulator", WaveSize: 32, LogicalWave: 32,
 		Tiers:      []Tier{portable()},
 		BuildFlags: []string{"c++", "-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off"},
 		// The emulator certifies like sm_90 (the portable tiers), so the runner runs anywhere.
-		Requires: []Requirement{{"decode", []string{"portable"}}, {"prefill", []string{"portable"}},
-			{"store", nil}, {"reduce", nil}, {"rotate", nil}},
+		Requires: portableRequires(),
 	},
 }
 
@@ -215,8 +254,15 @@ var registry = []Arch{
 // portable dot4 reference, prefill on the native tier, store, reduce and rotate (one portable
 // implementation each).
 func nativeRequires(native string) []Requirement {
-	return []Requirement{{"decode", []string{native, "portable"}}, {"prefill", []string{native}},
-		{"store", nil}, {"reduce", nil}, {"rotate", nil}}
+	return []Requirement{{Decode, []string{native, "portable"}}, {Prefill, []string{native}},
+		{Store, nil}, {Reduce, nil}, {Rotate, nil}}
+}
+
+// portableRequires is Octant's requirement where no native tier exists yet (sm_90, and the CPU
+// emulator so the runner can be exercised anywhere): decode and prefill on the portable tier.
+func portableRequires() []Requirement {
+	return []Requirement{{Decode, []string{"portable"}}, {Prefill, []string{"portable"}},
+		{Store, nil}, {Reduce, nil}, {Rotate, nil}}
 }
 
 // All returns the registered architectures (a copy).

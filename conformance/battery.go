@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/fuzz"
 	"github.com/octant-kv/octant/kernels"
 )
@@ -38,10 +39,10 @@ func fmtShort(name string) string {
 
 // Units returns the battery's units for the requirements of an architecture, on the tiers the
 // library offers. Ops with no tiers (store, reduce, rotate) have one unit each.
-func Units(reqs []Requirement) []Unit {
+func Units(reqs []arch.Requirement) []Unit {
 	var out []Unit
 	for _, r := range reqs {
-		switch r.Op {
+		switch string(r.Op) {
 		case "decode":
 			for _, t := range r.Tiers {
 				out = append(out, Unit{Op: "decode", Tier: t, Property: fuzz.PropNameGPUDecode, run: func(g *fuzz.GPU, seed int) (string, any, error) {
@@ -94,12 +95,6 @@ func Units(reqs []Requirement) []Unit {
 		}
 	}
 	return out
-}
-
-// Requirement mirrors arch.Requirement (kept here so the battery can be built for tests).
-type Requirement struct {
-	Op    string
-	Tiers []string
 }
 
 // statusOf classifies a check's error: nil Pass; a fuzz.BoundError within the contract

@@ -23,11 +23,7 @@ type Options struct {
 // RunBattery runs the battery on g: for every unit, its fixed cases, then random cases round-robin
 // until the budget ends. A required tier the library lacks is one Fail case naming it.
 func RunBattery(g *fuzz.GPU, o Options) []CaseResult {
-	var reqs []Requirement
-	for _, r := range o.Arch.Requires {
-		reqs = append(reqs, Requirement{r.Op, r.Tiers})
-	}
-	units := Units(reqs)
+	units := Units(o.Arch.Requires)
 	var out []CaseResult
 	var live []Unit
 	for _, u := range units {
