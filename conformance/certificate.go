@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 )
 
 // SchemaVersion is the certificate schema's version (docs/conformance.md).
@@ -16,54 +19,122 @@ const SchemaVersion = 1
 
 // Certificate is certificate.json.
 type Certificate struct {
-	Schema       int          `json:"schema"`
-	Suite        string       `json:"suite"`  // octant version
-	Commit       string       `json:"commit"` // git commit of the suite
-	Dirty        bool         `json:"dirty"`  // uncommitted changes in the suite's tree
-	Mode         string       `json:"mode"`   // "runtime" or "isa-only"
-	Arch         string       `json:"arch"`
-	Library      string       `json:"library,omitempty"`
-	LibrarySHA   string       `json:"library_sha256,omitempty"`
-	ABI          int          `json:"abi,omitempty"`
-	BuildInfo    string       `json:"build_info,omitempty"`
-	Device       string       `json:"device,omitempty"`
-	Runtime      string       `json:"runtime,omitempty"` // runtime and driver as the library reports them
-	Date         string       `json:"date"`
-	Command      string       `json:"command"`
-	Seed         int          `json:"seed"`
-	Budget       string       `json:"budget"`
-	Certified    bool         `json:"certified"`
-	MinCases     int          `json:"min_cases,omitempty"` // cases every op/tier must have run (runtime mode)
-	TooFew       []string     `json:"too_few_cases,omitempty"`
-	Missing      []string     `json:"missing,omitempty"` // required kernels that do not exist
-	Status       Status       `json:"status"`
+	Schema     int            `json:"schema"`
+	Suite      string         `json:"suite"`  // octant version
+	Commit     string         `json:"commit"` // git commit of the suite
+	Dirty      bool           `json:"dirty"`  // uncommitted changes in the suite's tree
+	Mode       string         `json:"mode"`   // ModeRuntime or ModeStatic
+	Arch       string         `json:"arch"`
+	Library    string         `json:"library,omitempty"`
+	LibrarySHA string         `json:"library_sha256,omitempty"`
+	ABI        int            `json:"abi,omitempty"`
+	BuildInfo  string         `json:"build_info,omitempty"`
+	Device     string         `json:"device,omitempty"`
+	Runtime    string         `json:"runtime,omitempty"` // runtime and driver as the library reports them
+	Date       string         `json:"date"`
+	Command    string         `json:"command"`
+	CaseGen    string         `json:"case_generator,omitempty"` // fuzz.CaseGenVersion: what the seeds mean
+	Seed       int            `json:"seed"`
+	Budget     string         `json:"budget"`
+	Certified  bool           `json:"certified"`
+	MinCases   int            `json:"min_cases,omitempty"` // cases every op/tier must have run (runtime mode)
+	TooFew     []string       `json:"too_few_cases,omitempty"`
+	Missing    []string       `json:"missing,omitempty"` // required kernels that do not exist
+	Status     harness.Status `json:"status"`
+	// Evidence says, per required op and tier, what the certificate rests on: kernels run (on
+	// which device, or on a model of an instruction), code objects only compiled and
+	// disassembled, or nothing.
+	Evidence     []Evidence   `json:"evidence"`
 	Summary      []Summary    `json:"summary"`
 	Cases        []CaseResult `json:"cases"`
 	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
 }
 
-// Finish sets the status, summary and verdict from the cases and the missing kernels.
+// Certificate modes.
+const (
+	ModeRuntime = "runtime"  // a kernel library's kernels ran on a device
+	ModeStatic  = "isa-only" // code objects compiled and disassembled: no kernel ran
+)
+
+// How a required op and tier was examined (Evidence.How).
+const (
+	HowRan      = "ran"      // its kernels ran on a device (Where names it) and were judged
+	HowModel    = "model"    // its kernels ran, with an instruction the device lacks supplied by a model (Where says which)
+	HowCompiled = "compiled" // its code objects were compiled and disassembled; nothing ran
+	HowMissing  = "missing"  // its kernels do not exist in this repository
+)
+
+// Evidence is what one required (op, tier) of a certificate rests on.
+type Evidence struct {
+	Op     arch.Op        `json:"op"`
+	Tier   string         `json:"tier"`
+	How    string         `json:"how"`
+	Where  string         `json:"where"`
+	Cases  int            `json:"cases"` // cases judged at runtime (Pass, QualityWarning, Fail)
+	Status harness.Status `json:"status"`
+}
+
+// Runtime reports whether the evidence is runtime evidence (its kernels ran).
+func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel }
+
+// Finish sets the status, summary, evidence counts and verdict from the cases and the missing
+// kernels. A certificate is certified only when no case failed, no required kernel is missing,
+// every required op and tier has runtime evidence (a static check never certifies), and each ran
+// at least MinCases cases.
 func (c *Certificate) Finish() {
-	c.Status = Pass
+	c.Status = harness.Pass
 	for _, r := range c.Cases {
-		c.Status = Worst(c.Status, r.Status)
+		c.Status = harness.Worst(c.Status, r.Status)
 	}
 	if len(c.Missing) > 0 {
-		c.Status = Fail
+		c.Status = harness.Fail
 	}
 	c.Summary = Summarize(c.Cases, 2)
-	c.TooFew = nil
-	if c.MinCases > 0 {
-		for _, u := range c.Summary {
-			if !strings.Contains(u.Node, "/") {
-				continue // ops; their tiers are counted
-			}
-			if run := u.Counts[Pass.String()] + u.Counts[QualityWarning.String()] + u.Counts[Fail.String()]; run < c.MinCases {
-				c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", u.Node, run, c.MinCases))
-			}
+	runs := map[string]int{}
+	status := map[string]harness.Status{}
+	for _, u := range c.Summary {
+		if strings.Contains(u.Node, "/") {
+			runs[u.Node] = u.Counts[harness.Pass.String()] + u.Counts[harness.QualityWarning.String()] + u.Counts[harness.Fail.String()]
+			status[u.Node] = u.Status
 		}
 	}
-	c.Certified = c.Status != Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0
+	c.TooFew = nil
+	runtime := len(c.Evidence) > 0
+	for i := range c.Evidence {
+		e := &c.Evidence[i]
+		k := string(e.Op) + "/" + e.Tier
+		e.Cases, e.Status = runs[k], status[k]
+		if !e.Runtime() {
+			runtime = false
+			continue
+		}
+		if c.MinCases > 0 && e.Cases < c.MinCases {
+			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, c.MinCases))
+		}
+	}
+	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime
+}
+
+// Verdict is the one-line verdict a person reads: CERTIFIED, or NOT CERTIFIED with the first
+// reason.
+func (c *Certificate) Verdict() string {
+	if c.Certified {
+		return "CERTIFIED"
+	}
+	var why string
+	switch {
+	case len(c.Missing) > 0:
+		why = fmt.Sprintf("%d required kernel(s) missing", len(c.Missing))
+	case c.Status == harness.Fail:
+		why = "failing cases"
+	case c.Mode == ModeStatic:
+		why = "static checks only: code objects compiled and disassembled, no kernel ran"
+	case len(c.TooFew) > 0:
+		why = "too few cases ran"
+	default:
+		why = "no runtime evidence for every required op and tier"
+	}
+	return "NOT CERTIFIED (" + why + ")"
 }
 
 // DefaultMinCases is how many cases each op/tier of a runtime certificate must have run: a few
@@ -116,17 +187,19 @@ func (c *Certificate) Write(dir string) error {
 // command, and the distribution of distances from exact attention.
 func (c *Certificate) Report() string {
 	var b strings.Builder
-	verdict := "**CERTIFIED**"
-	if !c.Certified {
-		verdict = "**NOT CERTIFIED**"
-	}
-	fmt.Fprintf(&b, "# Octave KV conformance: %s (%s) — %s\n\n", c.Arch, c.Mode, verdict)
-	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- date: %s\n- command: `%s`\n- seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.Date, c.Command, c.Seed, c.Budget)
+	fmt.Fprintf(&b, "# Octave KV conformance: %s (%s) — **%s**\n\n", c.Arch, c.Mode, c.Verdict())
+	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.Date, c.Command, c.CaseGen, c.Seed, c.Budget)
 	if c.Library != "" {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
 	}
+	if len(c.Evidence) > 0 {
+		b.WriteString("\n## What this certificate rests on\n\n| op | tier | evidence | cases | status |\n| --- | --- | --- | --- | --- |\n")
+		for _, e := range c.Evidence {
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", e.Op, e.Tier, e.Describe(), e.Cases, e.Status)
+		}
+	}
 	if len(c.Missing) > 0 {
-		fmt.Fprintf(&b, "\nNot certifiable: the contract (KERNELS.md §6) requires kernels that do not exist:\n\n")
+		fmt.Fprintf(&b, "\nNot certifiable: the contract (docs/contract.md §6) requires kernels that do not exist:\n\n")
 		for _, m := range c.Missing {
 			fmt.Fprintf(&b, "- %s\n", m)
 		}
@@ -149,7 +222,7 @@ func (c *Certificate) Report() string {
 	}
 	var bad []CaseResult
 	for _, r := range c.Cases {
-		if r.Status == Fail || r.Status == QualityWarning {
+		if r.Status == harness.Fail || r.Status == harness.QualityWarning {
 			bad = append(bad, r)
 		}
 	}
@@ -233,13 +306,13 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		}
 		jc := junitCase{Name: r.Path, Classname: "octant." + op, Time: fmt.Sprintf("%.3f", math.Max(r.Seconds, 0))}
 		switch r.Status {
-		case Fail:
+		case harness.Fail:
 			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: r.Message + "\n" + r.Replay}
 			s.Failures++
-		case NotSupported:
+		case harness.NotSupported:
 			jc.Skipped = &junitMessage{Message: r.Message}
 			s.Skipped++
-		case QualityWarning:
+		case harness.QualityWarning:
 			jc.Output = "QualityWarning: " + r.Message
 		}
 		s.Tests++
@@ -261,4 +334,18 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// Describe is the evidence in words: "ran on NVIDIA H200 (sm_90)", "compiled and disassembled
+// only: no kernel ran", "missing: not built".
+func (e Evidence) Describe() string {
+	switch e.How {
+	case HowRan:
+		return "ran on " + e.Where
+	case HowModel:
+		return "ran on a model: " + e.Where
+	case HowCompiled:
+		return "compiled and disassembled only (" + e.Where + "): no kernel ran"
+	}
+	return "missing: " + e.Where
 }

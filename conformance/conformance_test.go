@@ -3,7 +3,6 @@ package conformance
 import (
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,59 +10,45 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/harness"
 )
 
 func TestWorstWins(t *testing.T) {
-	cases := []CaseResult{{Path: "decode/portable/a", Status: Pass}, {Path: "decode/portable/b", Status: QualityWarning},
-		{Path: "decode/wmma/c", Status: NotSupported}, {Path: "store/portable/d", Status: Fail}}
-	got := map[string]Status{}
+	cases := []CaseResult{{Path: "decode/portable/a", Status: harness.Pass}, {Path: "decode/portable/b", Status: harness.QualityWarning},
+		{Path: "decode/wmma/c", Status: harness.NotSupported}, {Path: "store/portable/d", Status: harness.Fail}}
+	got := map[string]harness.Status{}
 	for _, s := range Summarize(cases, 2) {
 		got[s.Node] = s.Status
 	}
-	want := map[string]Status{"decode": QualityWarning, "decode/portable": QualityWarning, "decode/wmma": NotSupported, "store": Fail, "store/portable": Fail}
+	want := map[string]harness.Status{"decode": harness.QualityWarning, "decode/portable": harness.QualityWarning, "decode/wmma": harness.NotSupported, "store": harness.Fail, "store/portable": harness.Fail}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: %v, expected %v (worst wins)", k, got[k], v)
 		}
 	}
-	c := &Certificate{Cases: cases}
+	ran := []Evidence{{Op: arch.Decode, Tier: "portable", How: HowRan}, {Op: arch.Store, Tier: "portable", How: HowRan}}
+	c := &Certificate{Cases: cases, Evidence: ran}
 	c.Finish()
-	if c.Certified || c.Status != Fail {
+	if c.Certified || c.Status != harness.Fail {
 		t.Errorf("a failing case: certified %v status %v", c.Certified, c.Status)
 	}
-	c = &Certificate{Cases: cases[:3]}
+	c = &Certificate{Cases: cases[:3], Evidence: ran}
 	c.Finish()
-	if !c.Certified || c.Status != QualityWarning {
+	if !c.Certified || c.Status != harness.QualityWarning {
 		t.Errorf("quality warnings only: certified %v status %v, expected certified with QualityWarning", c.Certified, c.Status)
 	}
-	c = &Certificate{Cases: cases[:1], Missing: []string{"prefill: no mfma prefill kernel"}}
+	c = &Certificate{Cases: cases[:1], Evidence: ran, Missing: []string{"prefill: no mfma prefill kernel"}}
 	c.Finish()
 	if c.Certified {
 		t.Error("a missing required kernel must not certify")
 	}
 }
 
-func TestStatusOf(t *testing.T) {
-	if s, _ := statusOf(nil); s != Pass {
-		t.Error("nil error")
-	}
-	if s, _ := statusOf(&fuzz.BoundError{Msg: "x", WithinContract: true}); s != QualityWarning {
-		t.Error("a bound error within the contract must be a quality warning")
-	}
-	if s, _ := statusOf(&fuzz.BoundError{Msg: "x", WithinContract: false}); s != Fail {
-		t.Error("a bound error outside the contract must fail")
-	}
-	if s, _ := statusOf(errors.New("padding row not zero")); s != Fail {
-		t.Error("other errors must fail")
-	}
-}
-
 func TestReportAndJUnit(t *testing.T) {
 	c := &Certificate{Schema: SchemaVersion, Arch: "sm_90", Mode: "runtime", Cases: []CaseResult{
-		{Path: "decode/portable/k3v4/seed1", Status: Fail, Message: "bad <value> & more", Replay: "octant replay --lib L f.json", Seconds: 0.5},
-		{Path: "decode/portable/k3v4/seed2", Status: QualityWarning, Message: "near"},
-		{Path: "rotate/portable/x/seed3", Status: NotSupported, Message: "why"}}}
+		{Path: "decode/portable/k3v4/seed1", Status: harness.Fail, Message: "bad <value> & more", Replay: "octant replay --lib L f.json", Seconds: 0.5},
+		{Path: "decode/portable/k3v4/seed2", Status: harness.QualityWarning, Message: "near"},
+		{Path: "rotate/portable/x/seed3", Status: harness.NotSupported, Message: "why"}}}
 	c.Finish()
 	dir := t.TempDir()
 	if err := c.Write(dir); err != nil {
@@ -98,14 +83,14 @@ func TestStaticCases(t *testing.T) {
 	var fails, ns int
 	for _, c := range cases {
 		switch c.Status {
-		case Fail:
+		case harness.Fail:
 			fails++
-		case NotSupported:
+		case harness.NotSupported:
 			ns++
 		}
 	}
 	if fails < 2 || ns == 0 {
-		t.Errorf("%d failing and %d NotSupported cases: expected the missing kernels and byte permute to fail and the runtime ops NotSupported", fails, ns)
+		t.Errorf("%d failing and %d harness.NotSupported cases: expected the missing kernels and byte permute to fail and the runtime ops NotSupported", fails, ns)
 	}
 	if _, err := StaticCases(a, t.TempDir()); err == nil || !strings.Contains(err.Error(), "make isa") {
 		t.Errorf("no disassemblies: %v", err)
@@ -120,9 +105,9 @@ func TestCaseResultNonFinite(t *testing.T) {
 		r    CaseResult
 		want string
 	}{
-		{CaseResult{Path: "decode/x", Status: Fail, BoundErr: math.Inf(1), RelL2: math.NaN()}, `"bound_ratio":"+Inf"`},
-		{CaseResult{Path: "decode/x", Status: Fail, BoundErr: 2.5, RelL2: math.Inf(1)}, `"rel_l2":"+Inf","bound_ratio":2.5`},
-		{CaseResult{Path: "decode/x", Status: Pass, BoundErr: 0.25, RelL2: 0.01}, `"rel_l2":0.01,"bound_ratio":0.25`},
+		{CaseResult{Path: "decode/x", Status: harness.Fail, BoundErr: math.Inf(1), RelL2: math.NaN()}, `"bound_ratio":"+Inf"`},
+		{CaseResult{Path: "decode/x", Status: harness.Fail, BoundErr: 2.5, RelL2: math.Inf(1)}, `"rel_l2":"+Inf","bound_ratio":2.5`},
+		{CaseResult{Path: "decode/x", Status: harness.Pass, BoundErr: 0.25, RelL2: 0.01}, `"rel_l2":0.01,"bound_ratio":0.25`},
 	} {
 		b, err := json.Marshal(c.r)
 		if err != nil {
@@ -134,15 +119,15 @@ func TestCaseResultNonFinite(t *testing.T) {
 	}
 }
 
-// TestMinCases: with MinCases set, an op/tier that ran fewer cases (NotSupported ones do not
+// TestMinCases: with MinCases set, an op/tier that ran fewer cases (harness.NotSupported ones do not
 // count) is not certified even if every case passed; without it, the same cases certify.
 func TestMinCases(t *testing.T) {
 	var cases []CaseResult
 	for i := 0; i < 3; i++ {
-		cases = append(cases, CaseResult{Path: "decode/portable/x", Status: Pass}, CaseResult{Path: "store/portable/x", Status: Pass})
+		cases = append(cases, CaseResult{Path: "decode/portable/x", Status: harness.Pass}, CaseResult{Path: "store/portable/x", Status: harness.Pass})
 	}
-	cases = append(cases, CaseResult{Path: "store/portable/y", Status: NotSupported, Message: "no"})
-	c := &Certificate{Cases: cases}
+	cases = append(cases, CaseResult{Path: "store/portable/y", Status: harness.NotSupported, Message: "no"})
+	c := &Certificate{Cases: cases, Evidence: []Evidence{{Op: arch.Decode, Tier: "portable", How: HowRan}, {Op: arch.Store, Tier: "portable", How: HowRan}}}
 	c.Finish()
 	if !c.Certified {
 		t.Fatalf("no minimum: not certified (%q)", c.TooFew)
@@ -157,5 +142,64 @@ func TestMinCases(t *testing.T) {
 	if c.Certified || len(c.TooFew) != 2 || !strings.Contains(c.TooFew[0], "decode/portable: 3 cases run, at least 4 required") ||
 		!strings.Contains(c.Report(), "too few cases ran") {
 		t.Errorf("3 cases per unit, minimum 4: certified %v, too few %q", c.Certified, c.TooFew)
+	}
+}
+
+// TestStaticNeverCertifies: a static certificate states that nothing ran and is not certified,
+// even when every static check passes and no required kernel is missing; the evidence names
+// what was only compiled.
+func TestStaticNeverCertifies(t *testing.T) {
+	c := &Certificate{Mode: ModeStatic, Cases: []CaseResult{{Path: "isa/k/p", Status: harness.Pass}, {Path: "decode/portable/runtime", Status: harness.NotSupported}},
+		Evidence: []Evidence{{Op: arch.Decode, Tier: "portable", How: HowCompiled, Where: "gfx1100 code objects"}}}
+	c.Finish()
+	if c.Certified || !strings.Contains(c.Verdict(), "NOT CERTIFIED (static checks only") {
+		t.Errorf("static pass: certified %v, verdict %q; expected NOT CERTIFIED (static checks only ...)", c.Certified, c.Verdict())
+	}
+	if r := c.Report(); !strings.Contains(r, "compiled and disassembled only (gfx1100 code objects): no kernel ran") {
+		t.Errorf("report does not say what was only compiled:\n%s", r)
+	}
+}
+
+// TestStaticVerdictPerArch: for every registered AMD architecture the static certificate is not
+// certified, and an architecture with unbuilt required tiers names each missing kernel.
+func TestStaticVerdictPerArch(t *testing.T) {
+	for _, a := range arch.All() {
+		if a.Vendor != arch.AMD {
+			continue
+		}
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, a.Name), 0o755)
+		os.WriteFile(filepath.Join(dir, a.Name, "x.s"), []byte("0000000000001000 <octave_store_kernel>:\n\tv_perm_b32 v0, v1, v2, v3\n"), 0o644)
+		c, err := Static(a, dir, Suite{Version: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Certified {
+			t.Errorf("%s: a static certificate certified", a.Name)
+		}
+		if len(c.Missing) == 0 || len(c.Missing) != len(a.Missing()) {
+			t.Errorf("%s: missing %q, expected the registry's %q", a.Name, c.Missing, a.Missing())
+		}
+		var missing int
+		for _, e := range c.Evidence {
+			if e.How == HowMissing {
+				missing++
+			} else if e.How != HowCompiled {
+				t.Errorf("%s: evidence %+v in a static certificate", a.Name, e)
+			}
+		}
+		if missing != len(a.Missing()) {
+			t.Errorf("%s: %d evidence rows say missing, expected %d", a.Name, missing, len(a.Missing()))
+		}
+	}
+}
+
+// TestCountsString: people read counts, not Go maps.
+func TestCountsString(t *testing.T) {
+	if got := CountsString(map[string]int{"Fail": 1, "Pass": 24, "NotSupported": 0}); got != "Pass 24, Fail 1" {
+		t.Errorf("CountsString = %q", got)
+	}
+	if got := CountsString(nil); got != "no cases" {
+		t.Errorf("CountsString(nil) = %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/octant-kv/octant/harness"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -18,7 +19,7 @@ func (c *Certificate) errorPlots(dir string) (map[string]string, error) {
 	per := map[string]plotter.Values{}
 	for _, r := range c.Cases {
 		el := strings.SplitN(r.Path, "/", 3)
-		if len(el) < 3 || el[0] == "isa" || r.Status == NotSupported || math.IsNaN(r.BoundErr) || math.IsInf(r.BoundErr, 0) {
+		if len(el) < 3 || el[0] == "isa" || r.Status == harness.NotSupported || math.IsNaN(r.BoundErr) || math.IsInf(r.BoundErr, 0) {
 			continue
 		}
 		k := el[0] + "/" + el[1]

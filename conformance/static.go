@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 )
 
 // StaticCases certifies the compiled code objects of an AMD architecture statically: the
@@ -36,20 +37,16 @@ func StaticCases(a arch.Arch, dir string) ([]CaseResult, error) {
 	rows, _ := a.Check(d) // the rows carry every failure
 	var out []CaseResult
 	for _, r := range rows {
-		c := CaseResult{Path: fmt.Sprintf("isa/%s/%s", r.Kernel, sanitize(r.Piece)), Status: Pass,
+		c := CaseResult{Path: fmt.Sprintf("isa/%s/%s", r.Kernel, sanitize(r.Piece)), Status: harness.Pass,
 			Message: fmt.Sprintf("%s × %d", r.Instruction, r.Count)}
 		if !r.OK {
-			c.Status, c.Message = Fail, r.Problem
+			c.Status, c.Message = harness.Fail, r.Problem
 		}
 		out = append(out, c)
 	}
 	for _, req := range a.Requires {
-		tiers := req.Tiers
-		if len(tiers) == 0 {
-			tiers = []string{"portable"}
-		}
-		for _, t := range tiers {
-			out = append(out, CaseResult{Path: fmt.Sprintf("%s/%s/runtime", req.Op, t), Status: NotSupported,
+		for _, t := range req.RequiredTiers() {
+			out = append(out, CaseResult{Path: fmt.Sprintf("%s/%s/runtime", req.Op, t), Status: harness.NotSupported,
 				Message: fmt.Sprintf("no %s device here: the %s %s kernels are not run (static certification only)", a.Name, t, req.Op)})
 		}
 	}

@@ -6,54 +6,23 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/octant-kv/octant/harness"
 )
 
-// Status is a case's (or a subtree's) outcome; a larger value is worse.
-type Status int
-
-// Statuses, best first.
-const (
-	Pass Status = iota
-	NotSupported
-	QualityWarning
-	Fail
-)
-
-var statusNames = []string{"Pass", "NotSupported", "QualityWarning", "Fail"}
-
-func (s Status) String() string {
-	if s >= 0 && int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
-
-// MarshalText writes the status's name.
-func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText reads a status name.
-func (s *Status) UnmarshalText(b []byte) error {
-	for i, n := range statusNames {
-		if string(b) == n {
-			*s = Status(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("status %q: expected one of %v", b, statusNames)
-}
-
-// Worst is the worse of two statuses.
-func Worst(a, b Status) Status { return max(a, b) }
-
-// CaseResult is one case of the battery.
+// CaseResult is one case of the battery: the harness's verdict on it (harness.Verdict), named
+// by a path.
 type CaseResult struct {
-	Path     string  `json:"path"`
-	Status   Status  `json:"status"`
-	Seconds  float64 `json:"seconds"`
-	Message  string  `json:"message,omitempty"`
-	Replay   string  `json:"replay,omitempty"`      // the command that replays a failing case
-	RelL2    float64 `json:"rel_l2,omitempty"`      // quality warnings and bound failures: distance from exact
-	BoundErr float64 `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
+	Path     string         `json:"path"`
+	Status   harness.Status `json:"status"`
+	Seconds  float64        `json:"seconds"`
+	Message  string         `json:"message,omitempty"`
+	Replay   string         `json:"replay,omitempty"`      // the command that replays a failing case
+	RelL2    float64        `json:"rel_l2,omitempty"`      // decode, prefill: distance from exact attention
+	BoundErr float64        `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
+	// Judged counts the elements held to a bound (store: slots written); 0 means nothing was
+	// compared (every row padding, an empty call), so a BoundErr of 0 says nothing.
+	Judged int `json:"judged,omitempty"`
 }
 
 // MarshalJSON writes rel_l2 and bound_ratio as numbers when finite and as the strings "+Inf",
@@ -92,7 +61,7 @@ func jsonFloat(x float64) any {
 // Summary is the status of every prefix of the case paths (worst wins) and the counts.
 type Summary struct {
 	Node   string         `json:"node"`
-	Status Status         `json:"status"`
+	Status harness.Status `json:"status"`
 	Counts map[string]int `json:"counts"`
 }
 
@@ -108,7 +77,7 @@ func Summarize(cases []CaseResult, depth int) []Summary {
 				s = &Summary{Node: key, Counts: map[string]int{}}
 				m[key] = s
 			}
-			s.Status = Worst(s.Status, c.Status)
+			s.Status = harness.Worst(s.Status, c.Status)
 			s.Counts[c.Status.String()]++
 		}
 	}
@@ -118,4 +87,19 @@ func Summarize(cases []CaseResult, depth int) []Summary {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// CountsString is a status count map for people: "Pass 24, QualityWarning 1", best status first,
+// statuses with no case left out ("no cases" when empty).
+func CountsString(counts map[string]int) string {
+	var parts []string
+	for _, st := range []harness.Status{harness.Pass, harness.QualityWarning, harness.NotSupported, harness.Fail} {
+		if n := counts[st.String()]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "no cases"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/harness"
+
 	"github.com/octant-kv/octant/oracle"
 )
 
@@ -147,7 +149,7 @@ func TestBoundariesSplits(t *testing.T) {
 
 func TestBoundariesSmallGenerators(t *testing.T) {
 	const n = 500
-	c := newCoverage(t, "GQAGroups, SMScales, BlockSizes, Dtypes", n)
+	c := newCoverage(t, "GQAGroups, SMScales, BlockSizes, harness.Dtypes", n)
 	for i := 0; i < n; i++ {
 		g := GQAGroups().Example(i)
 		for _, a := range oracle.AllowedGroups {
@@ -164,8 +166,8 @@ func TestBoundariesSmallGenerators(t *testing.T) {
 		c.hit("bs=16", bs == 16)
 		c.hit("bs=256", bs == 256)
 		dt := DtypeGen().Example(i)
-		c.hit("fp16", dt == F16)
-		c.hit("bf16", dt == BF16)
+		c.hit("fp16", dt == harness.F16)
+		c.hit("bf16", dt == harness.BF16)
 	}
 	c.require("G=1", "G=2", "G=4", "G=6", "G=8", "sm_scale=1/16", "sm_scale>1", "sm_scale<0.01", "bs=16", "bs=256", "fp16", "bf16")
 }
@@ -196,7 +198,7 @@ func TestBoundariesValues(t *testing.T) {
 	const n = 1500
 	c := newCoverage(t, "SlotCases values and hazards", n)
 	var want []string
-	for _, dt := range Dtypes {
+	for _, dt := range harness.Dtypes {
 		for _, k := range append(append([]ValueKind(nil), FiniteKinds...), NonFiniteKinds...) {
 			want = append(want, fmt.Sprintf("%s/%s", dt, k))
 		}
@@ -229,7 +231,7 @@ func TestBoundariesValues(t *testing.T) {
 				c.hit(fmt.Sprintf("%s min subnormal", sc.Dtype), a == float64(sc.Dtype.MinSubnormal()))
 				c.hit(fmt.Sprintf("%s min normal", sc.Dtype), a == float64(sc.Dtype.MinNormal()))
 			}
-			if v.spec.Kind == Huge && sc.Dtype == F16 {
+			if v.spec.Kind == Huge && sc.Dtype == harness.F16 {
 				var ss float64
 				for _, x := range v.x {
 					ss += float64(x) * float64(x)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/octant-kv/octant/harness"
+
 	"github.com/octant-kv/octant/internal/par"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
@@ -116,12 +118,12 @@ const (
 // are replaced by the largest finite one (for properties that need every readable value finite).
 // Bytes between slots and the pad bytes of live slots are always random: readers must ignore them.
 type CacheContent struct {
-	Seed          uint64      `json:"seed"`
-	Dtype         Dtype       `json:"dtype"`
-	Kinds         []ValueKind `json:"kinds"`
-	HeadLog2Scale []float64   `json:"head_log2_scale,omitempty"` // per KV head, added to each value's scale
-	Garbage       Garbage     `json:"garbage"`
-	FiniteScales  bool        `json:"finite_scales,omitempty"`
+	Seed          uint64        `json:"seed"`
+	Dtype         harness.Dtype `json:"dtype"`
+	Kinds         []ValueKind   `json:"kinds"`
+	HeadLog2Scale []float64     `json:"head_log2_scale,omitempty"` // per KV head, added to each value's scale
+	Garbage       Garbage       `json:"garbage"`
+	FiniteScales  bool          `json:"finite_scales,omitempty"`
 }
 
 // scaledKind reports whether a kind's magnitude follows Log2Scale (so a per-head shift applies).
@@ -157,7 +159,7 @@ func drawHeadScales(d draw, n int, label string) []float64 {
 }
 
 // drawCacheContent draws a content recipe; garbage is one of allowed.
-func drawCacheContent(d draw, dt Dtype, hkv int, allowed []Garbage) CacheContent {
+func drawCacheContent(d draw, dt harness.Dtype, hkv int, allowed []Garbage) CacheContent {
 	return CacheContent{
 		Seed:          d.u64("cache_seed"),
 		Dtype:         dt,
@@ -211,7 +213,7 @@ func BuildCache(shape CacheShape, content CacheContent, sp SignPair, live func(b
 	}
 	dt := content.Dtype
 	if !dt.Valid() {
-		dt = F16
+		dt = harness.F16
 	}
 	pad := f.SlotBytes() - f.PadBytes()
 	// Stale slots: a small pool of slots quantized from Gaussian values (an earlier request's),

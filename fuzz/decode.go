@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/harness"
+
 	"github.com/octant-kv/octant/internal/par"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
@@ -25,17 +27,17 @@ type QueryContent struct {
 // and value kinds that Build expands deterministically. A DecodeSpec is JSON and rebuilds the same
 // call anywhere.
 type DecodeSpec struct {
-	Dtype     Dtype        `json:"dtype"`
-	Group     int          `json:"group"`
-	Cache     CacheShape   `json:"cache"`
-	Content   CacheContent `json:"content"`
-	Batch     Batch        `json:"batch"`
-	Maps      QueryMaps    `json:"maps"`
-	Table     BlockTable   `json:"block_table"`
-	Signs     SignPair     `json:"signs"`
-	SMScale   float64      `json:"sm_scale"`
-	NumSplits int          `json:"num_splits"`
-	Query     QueryContent `json:"query"`
+	Dtype     harness.Dtype `json:"dtype"`
+	Group     int           `json:"group"`
+	Cache     CacheShape    `json:"cache"`
+	Content   CacheContent  `json:"content"`
+	Batch     Batch         `json:"batch"`
+	Maps      QueryMaps     `json:"maps"`
+	Table     BlockTable    `json:"block_table"`
+	Signs     SignPair      `json:"signs"`
+	SMScale   float64       `json:"sm_scale"`
+	NumSplits int           `json:"num_splits"`
+	Query     QueryContent  `json:"query"`
 }
 
 // DecodeOptions bound the decode calls DecodeSpecs draws. Zero fields take the defaults.
@@ -77,7 +79,7 @@ func drawDecodeSpec(d draw, o DecodeOptions) *DecodeSpec {
 	s := &DecodeSpec{}
 	format := pick(d, oracle.AllFormats, "format")
 	f, _ := oracle.KernelFormat(format)
-	s.Dtype = pick(d, Dtypes, "dtype")
+	s.Dtype = pick(d, harness.Dtypes, "dtype")
 	hkv := d.intn(1, o.MaxKVHeads, "num_kv_heads")
 	s.Group = pick(d, oracle.AllowedGroups, "group")
 	bs := pick(d, []int{16, 16, 32, 48, 64, 128}, "block_size")

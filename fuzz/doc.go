@@ -87,29 +87,34 @@
 // The boundary tests (boundaries_test.go) draw thousands of values from every generator and fail
 // if one stops reaching a boundary it promises.
 //
-// # The differential harness and the GPU targets
+// # The GPU targets
 //
 // [GPUProperties] are the GPU targets FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce and
-// FuzzPrefill (and their rapid forms TestGPUStore, …): each draws a call ([GPUStoreCases],
-// [GPURotateCases], [GPUDecodeCases], [GPUReduceCases], [GPUPrefillCases]), runs it on every
-// implementation of its op ([Impls]: the oracle as the base, then each tier of the library in
-// $OCTANT_LIB, opened once by [EnvGPU]) and judges each result with the op's check
-// ([CheckGPUDecode], …): under the tier's declared numeric profile with a derived bound that the
-// failure states (value, model, bound, where the bound comes from), padding rows exactly zero,
-// canaries around every device buffer intact, inputs unchanged, row gaps untouched, and a second
-// run giving the same bits (a moving result is reported as a race). The oracle's own float32 model
-// of each op is held to the same bound when no library is given (TestOracleX, run by CI), so a
-// bound too tight for the arithmetic it describes fails without a GPU. [ForEachTier] runs a test
-// body once per implementation, in subtests, in the style of cryptotest.TestAllImplementations.
+// FuzzPrefill (and their rapid forms TestGPUStore, …): each draws a [Recipe] ([GPUStoreCases],
+// [GPURotateCases], [GPUDecodeCases], [GPUReduceCases], [GPUPrefillCases]), builds its call and
+// hands it to the one judge, package harness (harness.CheckAll: every implementation of the op in
+// $OCTANT_LIB, each judged under its declared numeric profile with a derived bound that a failure
+// states, padding rows exactly zero, canaries, inputs and gaps intact, the same bits twice). This
+// package keeps only generators and properties; the judging is harness's, shared with the kernel
+// grids, `octant conform` and `octant replay`. TestOracleX run the same judges with no library
+// (the oracle's float32 models held to the bounds every tier is held to), so CI exercises them.
 // Without $OCTANT_LIB the GPU targets skip.
 //
 //	OCTANT_LIB=build/liboctave_emu.so go test ./fuzz -run TestGPUDecode -rapid.checks=50
 //	make fuzz-gpu FUZZTIME=2m                          # on the GPU machine (make cuda first)
 //
+// # Seeded cases
+//
+// [SeededRecipe] draws the recipe of one call from (op, seed) alone, through the same draw
+// functions fed by a PCG stream instead of rapid (whose choice encoding may change between
+// versions). It is what `octant conform` certifies; [CaseGenVersion] names it and is recorded in
+// every certificate, and TestSeededRecipesPinned holds its output.
+//
 // A GPU failure writes its reproducer under corpus/regressions/<op>/ with target "lib"; its
 // message ends with `go run ./cmd/octant replay --lib <library> <file>` ($OCTANT_REPLAY_CMD
 // replaces the command on a machine without Go). [ReplayLib] runs it on a library; [Replay] and
-// `octant replay` without --lib run the oracle's side alone.
+// `octant replay` without --lib run the oracle's side alone. The file format is
+// harness.Reproducer.
 //
 // # Reproducers
 //

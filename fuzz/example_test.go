@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
 )
 
@@ -27,7 +28,7 @@ func ExampleBuilderMaps() {
 func ExampleValueSpec_Build() {
 	f, _ := oracle.KernelFormat(oracle.K3V4)
 	signs := oracle.DefaultSigns(256)
-	spec := fuzz.ValueSpec{Kind: fuzz.HadamardRow, Dtype: fuzz.F16, Log2Scale: 3, Param: 70, Factor: 1}
+	spec := fuzz.ValueSpec{Kind: fuzz.HadamardRow, Dtype: harness.F16, Log2Scale: 3, Param: 70, Factor: 1}
 	x := spec.Build(256, signs, f.KRotBlock())
 	y := oracle.Rotate(x, signs, f.KRotBlock())
 	nonzero := 0

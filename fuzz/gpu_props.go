@@ -3,9 +3,8 @@ package fuzz
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"time"
 
+	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
 )
 
@@ -19,95 +18,95 @@ const (
 	PropNameGPUPrefill = "gpu-prefill"
 )
 
-// GPUProperties lists the GPU properties: each draws a call, runs it on every implementation of
-// its op in $OCTANT_LIB and judges it against the oracle (checks in gpu_*.go). They are the
+// Recipe is a generated case that builds the call the judges run: GPUStoreCase, GPURotateCase,
+// GPUDecodeCase, GPUReduceCase, GPUPrefillCase. A recipe is JSON (a reproducer's case) and
+// rebuilds the same call anywhere.
+type Recipe interface {
+	Call() (harness.Call, error)
+	// Path names the case by its shape, as a path ("k3v4/bf16/g6/bs16/lbnhc/splits7/q5").
+	Path() string
+}
+
+// GPUProperties lists the GPU properties: each draws a recipe, builds its call, runs it on every
+// implementation of its op in $OCTANT_LIB and judges it (harness.CheckAll). They are the
 // FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce and FuzzPrefill targets (and TestGPUX rapid
-// tests); without a library they skip.
+// tests); without a library they skip, and TestOracleX run the same check on the oracle alone.
 func GPUProperties() []Property {
 	return []Property{
 		{Name: PropNameGPUStore, Op: "store", Doc: "cache_store: every written slot accepted by FORMAT.md §10, pad bytes and all other bytes untouched, canaries and inputs intact, same bytes twice",
-			Check: PropGPUStore, replayLib: gpuReplay(CheckGPUStore)},
+			Check: PropGPUStore, call: replayCall[GPUStoreCase]},
 		{Name: PropNameGPURotate, Op: "rotate", Doc: "rotate bit-exact to the oracle's float32 rotation rounded to the dtype; gaps untouched; same bits twice",
-			Check: PropGPURotate, replayLib: gpuReplay(CheckGPURotate)},
+			Check: PropGPURotate, call: replayCall[GPURotateCase]},
 		{Name: PropNameGPUReduce, Op: "reduce", Doc: "reduce of hand-made partials within oracle.ReduceBound of the exact merge; empty splits never read; same bits twice",
-			Check: PropGPUReduce, replayLib: gpuReplay(CheckGPUReduce)},
+			Check: PropGPUReduce, call: replayCall[GPUReduceCase]},
 		{Name: PropNameGPUPrefill, Op: "prefill", Doc: "prefill on every tier within its declared profile's bound; rows of no sequence untouched; same bits twice",
-			Check: PropGPUPrefill, replayLib: gpuReplay(CheckGPUPrefill)},
+			Check: PropGPUPrefill, call: replayCall[GPUPrefillCase]},
 		{Name: PropNameGPUDecode, Op: "decode", Doc: "decode on every tier within its declared profile's bound of the oracle's model; padding rows exactly zero; canaries, inputs, row gaps intact; same bits when run twice",
-			Check: PropGPUDecode, replayLib: replayGPUDecode},
+			Check: PropGPUDecode, call: replayCall[GPUDecodeCase]},
 	}
 }
 
-// propGPU returns the library of $OCTANT_LIB or skips.
-func propGPU(t *rapid.T) *GPU {
-	g, err := EnvGPU()
-	if errors.Is(err, ErrNoLib) {
+// replayCall decodes a reproducer's case as a recipe of type C and builds its call.
+func replayCall[C any, P interface {
+	*C
+	Recipe
+}](raw json.RawMessage) (harness.Call, error) {
+	var c C
+	if err := harness.DecodeCase(raw, &c); err != nil {
+		return nil, err
+	}
+	return P(&c).Call()
+}
+
+// propLib returns the library of $OCTANT_LIB or skips.
+func propLib(t *rapid.T) *harness.Lib {
+	l, err := harness.Env()
+	if errors.Is(err, harness.ErrNoLib) {
 		t.Skip(err.Error())
 	}
 	if err != nil {
-		t.Fatalf("opening %s: %v", LibEnv, err)
+		t.Fatalf("opening %s: %v", harness.LibEnv, err)
 	}
-	return g
+	return l
 }
 
-// PropGPUDecode: a decode call (GPUDecodeCases(GPUDecodeOptions)) on every decode tier of the
-// library passes CheckGPUDecode.
-func PropGPUDecode(t *rapid.T) {
-	g := propGPU(t)
-	c := GPUDecodeCases(GPUDecodeOptions).Draw(t, "case")
-	t0 := time.Now()
-	in, err := c.Spec.Build()
-	decodeTiming.add("build", t0)
+// checkRecipe builds c's call and judges it on every implementation in l (nil: the oracle alone);
+// a failing verdict records c as a reproducer and fails t with the replay command.
+func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
+	call, err := c.Call()
 	if err != nil {
-		t.Fatalf("building the generated decode call: %v", err)
+		t.Fatalf("building the generated %s call: %v", name, err)
 	}
-	if err := checkGPUDecode(g, c, in); err != nil {
-		c.Digest = Digest(in) // for the reproducer only: hashing every case's cache costs time
-		failLib(t, PropNameGPUDecode, g, c, err)
-	}
-}
-
-// gpuReplay decodes a case of type C and runs check on it.
-func gpuReplay[C any](check func(*GPU, *C) error) func(json.RawMessage, *GPU) error {
-	return func(raw json.RawMessage, g *GPU) error {
-		var c C
-		if err := decodeCase(raw, &c); err != nil {
-			return err
+	if err := harness.FirstFailure(harness.CheckAll(l, call)); err != nil {
+		if d, ok := c.(*GPUDecodeCase); ok {
+			d.record(call) // for the reproducer only: hashing every case's cache costs time
 		}
-		return check(g, &c)
+		failLib(t, name, l, c, err)
 	}
 }
 
-// gpuProp is a GPU property: draw a case, check it on $OCTANT_LIB, record a failure.
-func gpuProp[C any](name string, gen *rapid.Generator[*C], check func(*GPU, *C) error) func(*rapid.T) {
+// gpuProp is a GPU property: draw a recipe, check it on $OCTANT_LIB, record a failure.
+func gpuProp[C any, P interface {
+	*C
+	Recipe
+}](name string, gen *rapid.Generator[P]) func(*rapid.T) {
 	return func(t *rapid.T) {
-		g := propGPU(t)
-		c := gen.Draw(t, "case")
-		if err := check(g, c); err != nil {
-			failLib(t, name, g, c, err)
-		}
+		l := propLib(t)
+		checkRecipe(t, name, l, gen.Draw(t, "case"))
 	}
 }
 
-// PropGPUStore: a store call (GPUStoreCases) passes CheckGPUStore on the library.
-func PropGPUStore(t *rapid.T) { gpuProp(PropNameGPUStore, GPUStoreCases(), CheckGPUStore)(t) }
+// PropGPUDecode: a decode call (GPUDecodeCases(GPUDecodeOptions)) passes on every decode tier.
+func PropGPUDecode(t *rapid.T) { gpuProp(PropNameGPUDecode, GPUDecodeCases(GPUDecodeOptions))(t) }
 
-// PropGPURotate: a rotate call (GPURotateCases) passes CheckGPURotate on the library.
-func PropGPURotate(t *rapid.T) { gpuProp(PropNameGPURotate, GPURotateCases(), CheckGPURotate)(t) }
+// PropGPUStore: a store call (GPUStoreCases) passes on the library.
+func PropGPUStore(t *rapid.T) { gpuProp(PropNameGPUStore, GPUStoreCases())(t) }
 
-// PropGPUReduce: a reduce call (GPUReduceCases) passes CheckGPUReduce on the library.
-func PropGPUReduce(t *rapid.T) { gpuProp(PropNameGPUReduce, GPUReduceCases(), CheckGPUReduce)(t) }
+// PropGPURotate: a rotate call (GPURotateCases) passes on the library.
+func PropGPURotate(t *rapid.T) { gpuProp(PropNameGPURotate, GPURotateCases())(t) }
 
-// PropGPUPrefill: a prefill call (GPUPrefillCases) passes CheckGPUPrefill on every prefill tier.
-func PropGPUPrefill(t *rapid.T) { gpuProp(PropNameGPUPrefill, GPUPrefillCases(), CheckGPUPrefill)(t) }
+// PropGPUReduce: a reduce call (GPUReduceCases) passes on the library.
+func PropGPUReduce(t *rapid.T) { gpuProp(PropNameGPUReduce, GPUReduceCases())(t) }
 
-func replayGPUDecode(raw json.RawMessage, g *GPU) error {
-	var c GPUDecodeCase
-	if err := decodeCase(raw, &c); err != nil {
-		return err
-	}
-	if c.Spec == nil {
-		return fmt.Errorf("case without spec")
-	}
-	return CheckGPUDecode(g, &c)
-}
+// PropGPUPrefill: a prefill call (GPUPrefillCases) passes on every prefill tier.
+func PropGPUPrefill(t *rapid.T) { gpuProp(PropNameGPUPrefill, GPUPrefillCases())(t) }

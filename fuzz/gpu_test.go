@@ -2,20 +2,21 @@ package fuzz
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
+	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
 
 // The GPU targets: each property of GPUProperties as a rapid test (TestGPUX) and a fuzz target
 // (FuzzX). Both skip without $OCTANT_LIB. On the GPU machine run one target at a time with
-// -parallel=1 (make fuzz-gpu). TestOracleX run the same checks with the oracle alone (its
-// float32 models held to the bounds every tier is held to), so CI exercises the harness too.
+// -parallel=1 (make fuzz-gpu). TestOracleX run the same judges with the oracle alone (its
+// float32 models held to the bounds every tier is held to), so CI exercises them too.
 
 func skipWithoutLib(tb testing.TB) {
 	tb.Helper()
-	if _, err := EnvGPU(); errors.Is(err, ErrNoLib) {
+	if _, err := harness.Env(); errors.Is(err, harness.ErrNoLib) {
 		tb.Skip(err)
 	} else if err != nil {
 		tb.Fatal(err)
@@ -27,7 +28,7 @@ func TestGPURotate(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPURota
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
 	rapid.Check(t, PropGPUDecode)
-	t.Logf("time: %v", decodeTiming)
+	t.Logf("time: %v", harness.DecodeTiming)
 }
 func TestGPUReduce(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPUReduce) }
 func TestGPUPrefill(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPUPrefill) }
@@ -44,46 +45,49 @@ func FuzzDecode(f *testing.F)  { gpuFuzz(f, PropGPUDecode) }
 func FuzzReduce(f *testing.F)  { gpuFuzz(f, PropGPUReduce) }
 func FuzzPrefill(f *testing.F) { gpuFuzz(f, PropGPUPrefill) }
 
-// oracleOnly runs check on cases of gen with no library: the oracle's side of every GPU target
-// (its float32 models against the bounds, its rotation against FORMAT.md §3 read independently,
-// the store's oracle bytes against slot acceptance). Few cases by default: CI time.
-func oracleOnly[C any](t *testing.T, gen *rapid.Generator[*C], check func(*GPU, *C) error) {
+// oracleOnly judges recipes of gen with no library: the oracle's side of every GPU target (its
+// float32 models against the bounds, the store's oracle bytes against slot acceptance). Few cases
+// by default: CI time.
+func oracleOnly[C any, P interface {
+	*C
+	Recipe
+}](t *testing.T, name string, gen *rapid.Generator[P]) {
+	rapid.Check(t, func(rt *rapid.T) { checkRecipe(rt, name, nil, gen.Draw(rt, "case")) })
+}
+
+func TestOracleStore(t *testing.T)  { oracleOnly(t, PropNameGPUStore, GPUStoreCases()) }
+func TestOracleRotate(t *testing.T) { oracleOnly(t, PropNameGPURotate, GPURotateCases()) }
+func TestOracleReduce(t *testing.T) { oracleOnly(t, PropNameGPUReduce, GPUReduceCases()) }
+func TestOracleDecode(t *testing.T) {
+	oracleOnly(t, PropNameGPUDecode, GPUDecodeCases(GPUDecodeOptions))
+}
+func TestOraclePrefill(t *testing.T) { oracleOnly(t, PropNameGPUPrefill, GPUPrefillCases()) }
+
+// TestRotateReference: the rotation every rotate judgement expects (oracle.Rotate, behind
+// harness.RotateCall.Want) equals docs/format.md §3 read independently (refRotate), in float32
+// bit for bit, on the rotate target's inputs.
+func TestRotateReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		c := gen.Draw(rt, "case")
-		if err := check(nil, c); err != nil {
+		c := GPURotateCases().Draw(rt, "case")
+		call, err := c.Call()
+		if err != nil {
 			rt.Fatal(err)
 		}
-	})
-}
-
-func TestOracleStore(t *testing.T)  { oracleOnly(t, GPUStoreCases(), CheckGPUStore) }
-func TestOracleRotate(t *testing.T) { oracleOnly(t, GPURotateCases(), CheckGPURotate) }
-func TestOracleReduce(t *testing.T) { oracleOnly(t, GPUReduceCases(), CheckGPUReduce) }
-func TestOracleDecode(t *testing.T) {
-	oracleOnly(t, GPUDecodeCases(GPUDecodeOptions), CheckGPUDecode)
-}
-func TestOraclePrefill(t *testing.T) {
-	oracleOnly(t, GPUPrefillCases(), CheckGPUPrefill)
-}
-
-// TestSameBits: identical runs pass; the first differing element is reported with both values,
-// as two hex digits for bytes (store) and four for fp16/bf16 bits.
-func TestSameBits(t *testing.T) {
-	im := Impl{Name: "portable"}
-	if err := sameBits(im, "reduce", []uint16{1, 2}, []uint16{1, 2}, elemIndex); err != nil {
-		t.Errorf("identical runs: %v", err)
-	}
-	for _, c := range []struct {
-		err  error
-		want string
-	}{
-		{sameBits(im, "reduce", []uint16{1, 0x3c00, 5}, []uint16{1, 0x3c01, 6}, elemIndex),
-			"portable: nondeterministic reduce (a race?): element 1 is 0x3c00 after one run, 0x3c01 after another"},
-		{sameBits(im, "store", []byte{7, 8}, []byte{7, 9}, func(i int) string { return fmt.Sprintf("cache byte %d", i) }),
-			"portable: nondeterministic store (a race?): cache byte 1 is 0x08 after one run, 0x09 after another"},
-	} {
-		if c.err == nil || c.err.Error() != c.want {
-			t.Errorf("sameBits: %v\nexpected %s", c.err, c.want)
+		rc := call.(*harness.RotateCall)
+		sh, st := 256+c.HeadGap, c.Heads*(256+c.HeadGap)+c.RowGap
+		row := make([]float32, 256)
+		for tk := 0; tk < c.Rows; tk++ {
+			for h := 0; h < c.Heads; h++ {
+				for j := range row {
+					row[j] = c.Dtype.FromBits(rc.X[tk*st+h*sh+j])
+				}
+				y, ref := oracle.Rotate(row, rc.Signs, c.block()), refRotate(row, rc.Signs, c.block())
+				for j := range y {
+					if !sameF32(y[j], ref[j]) {
+						rt.Fatalf("oracle.Rotate row %d head %d dim %d = %g, docs/format.md §3 read independently gives %g", tk, h, j, y[j], ref[j])
+					}
+				}
+			}
 		}
-	}
+	})
 }

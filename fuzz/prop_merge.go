@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -78,7 +79,7 @@ func PropMergePartials(t *rapid.T) {
 
 func replayMerge(raw json.RawMessage) error {
 	var c MergeCase
-	if err := decodeCase(raw, &c); err != nil {
+	if err := harness.DecodeCase(raw, &c); err != nil {
 		return err
 	}
 	if c.Decode == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -83,7 +84,7 @@ func PropQueryMaps(t *rapid.T) {
 
 func replayQueryMaps(raw json.RawMessage) error {
 	var c QueryMapCase
-	if err := decodeCase(raw, &c); err != nil {
+	if err := harness.DecodeCase(raw, &c); err != nil {
 		return err
 	}
 	return CheckQueryMaps(&c)

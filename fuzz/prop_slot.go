@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -50,7 +51,7 @@ func PropSlotAcceptance(t *rapid.T) {
 
 func replaySlotRoundTrip(raw json.RawMessage) error {
 	var c SlotCase
-	if err := decodeCase(raw, &c); err != nil {
+	if err := harness.DecodeCase(raw, &c); err != nil {
 		return err
 	}
 	return CheckSlotRoundTrip(&c)
@@ -58,7 +59,7 @@ func replaySlotRoundTrip(raw json.RawMessage) error {
 
 func replaySlotAcceptance(raw json.RawMessage) error {
 	var c SlotCase
-	if err := decodeCase(raw, &c); err != nil {
+	if err := harness.DecodeCase(raw, &c); err != nil {
 		return err
 	}
 	return CheckSlotAcceptance(&c)

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/octant-kv/octant/harness"
 )
 
 // TestReplayRegressions replays every reproducer under corpus/regressions (a file stays red until
 // what it found is fixed).
 func TestReplayRegressions(t *testing.T) {
-	root, err := moduleRoot()
+	root, err := harness.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,7 @@ func TestReplayRegressions(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		t.Run(rel, func(t *testing.T) {
 			if err := Replay(path); err != nil {
-				t.Errorf("%v\nreplay: %s %s", err, ReplayCommand, rel)
+				t.Errorf("%v\nreplay: %s %s", err, harness.ReplayCommand, rel)
 			}
 		})
 		return nil
@@ -42,7 +44,7 @@ func TestReplayRegressions(t *testing.T) {
 // replay command, and Replay rebuilds each property's case.
 func TestReproducerRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(RegressionsEnv, dir)
+	t.Setenv(harness.RegressionsEnv, dir)
 	for seed := 0; seed < 8; seed++ {
 		// One case of every property, each written as if it had failed, then replayed.
 		for _, p := range Properties() {
@@ -71,14 +73,14 @@ func TestReproducerRoundTrip(t *testing.T) {
 				t.Fatalf("reproducer written to %s, expected under %s", path, want)
 			}
 			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil, nil)
-			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+ReplayCommand+" ") {
+			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+harness.ReplayCommand+" ") {
 				t.Fatalf("failure message does not end with the replay command: %q", msg)
 			}
-			r, err := ReadReproducer(path)
+			r, err := harness.ReadReproducer(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Verdict.Status != "fail" || r.Verdict.Message != "synthetic failure" || r.Op != p.Op || r.Target != TargetOracle {
+			if r.Verdict.Status != "fail" || r.Verdict.Message != "synthetic failure" || r.Op != p.Op || r.Target != harness.TargetOracle {
 				t.Fatalf("reproducer fields: %+v", r)
 			}
 			if err := Replay(path); err != nil {
@@ -101,7 +103,7 @@ func TestReplayRefuses(t *testing.T) {
 	dir := t.TempDir()
 	m := MergeCases().Example(3)
 	m.Digest = strings.Repeat("0", 64)
-	write := func(name string, r *Reproducer) string {
+	write := func(name string, r *harness.Reproducer) string {
 		b, err := r.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +130,7 @@ func TestReplayRefuses(t *testing.T) {
 	typo.Case = json.RawMessage(`{"qsl":[0,1],"seq_len":[5],"num_tokens":2}`)
 	for _, c := range []struct {
 		name, want string
-		r          *Reproducer
+		r          *harness.Reproducer
 	}{
 		{"drift.json", "generators changed", r},
 		{"unknown.json", "unknown property", &unknown},

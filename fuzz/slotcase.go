@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/octant-kv/octant/harness"
+
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -13,13 +15,13 @@ import (
 // first), so a reproducer holds the exact input whatever happens to the generators later; the
 // recipes are kept for the record.
 type SlotCase struct {
-	Format string     `json:"format"`
-	Dtype  Dtype      `json:"dtype"`
-	K      string     `json:"k"`
-	V      string     `json:"v"`
-	Signs  SignPair   `json:"signs"`
-	KSpec  *ValueSpec `json:"k_spec,omitempty"`
-	VSpec  *ValueSpec `json:"v_spec,omitempty"`
+	Format string        `json:"format"`
+	Dtype  harness.Dtype `json:"dtype"`
+	K      string        `json:"k"`
+	V      string        `json:"v"`
+	Signs  SignPair      `json:"signs"`
+	KSpec  *ValueSpec    `json:"k_spec,omitempty"`
+	VSpec  *ValueSpec    `json:"v_spec,omitempty"`
 	// Flips are single-bit corruptions of the oracle's slot that the acceptance property judges,
 	// one at a time.
 	Flips []BitFlip `json:"flips,omitempty"`
@@ -32,7 +34,7 @@ type BitFlip struct {
 }
 
 // EncodeValues writes values of dtype dt as hex bits.
-func EncodeValues(dt Dtype, x []float32) string {
+func EncodeValues(dt harness.Dtype, x []float32) string {
 	b := make([]byte, 2*len(x))
 	for i, v := range x {
 		h := dt.Bits(v)
@@ -42,7 +44,7 @@ func EncodeValues(dt Dtype, x []float32) string {
 }
 
 // DecodeValues reads hex bits of dtype dt.
-func DecodeValues(dt Dtype, s string) ([]float32, error) {
+func DecodeValues(dt harness.Dtype, s string) ([]float32, error) {
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b)%2 != 0 {
 		return nil, fmt.Errorf("values %.20q…: expected hex, 4 digits per value", s)
@@ -83,7 +85,7 @@ func (c *SlotCase) inputs() (*slotInputs, error) {
 }
 
 // NewSlotCase assembles a case from values (exactly representable in dt).
-func NewSlotCase(f oracle.Format, dt Dtype, k, v []float32, sp SignPair) *SlotCase {
+func NewSlotCase(f oracle.Format, dt harness.Dtype, k, v []float32, sp SignPair) *SlotCase {
 	return &SlotCase{Format: f.Name(), Dtype: dt, K: EncodeValues(dt, k), V: EncodeValues(dt, v), Signs: sp}
 }
 

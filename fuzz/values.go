@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/harness"
+
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
@@ -57,8 +59,8 @@ func (k ValueKind) Finite() bool {
 // per-element randomness. Build turns it into values deterministically, so a recipe is all a
 // reproducer needs to rebuild the vector.
 type ValueSpec struct {
-	Kind  ValueKind `json:"kind"`
-	Dtype Dtype     `json:"dtype"`
+	Kind  ValueKind     `json:"kind"`
+	Dtype harness.Dtype `json:"dtype"`
 	// Log2Scale sets the magnitude: σ (Gaussian kinds), the value (constant, spike), the
 	// amplitude of the rotated coordinate (hadamard-row) or the group RMS (huge).
 	Log2Scale float64 `json:"log2_scale,omitempty"`
@@ -75,7 +77,7 @@ func (s ValueSpec) String() string {
 }
 
 // drawValueSpec draws the parameters of a kind.
-func drawValueSpec(d draw, kind ValueKind, dt Dtype) ValueSpec {
+func drawValueSpec(d draw, kind ValueKind, dt harness.Dtype) ValueSpec {
 	s := ValueSpec{Kind: kind, Dtype: dt}
 	switch kind {
 	case Gaussian:
@@ -97,7 +99,7 @@ func drawValueSpec(d draw, kind ValueKind, dt Dtype) ValueSpec {
 		// groups) and 5.8e4 (3-bit groups), FORMAT.md §10: 2^15.2..2^17 straddles both.
 		s.Param = d.intn(0, 1, "huge_mode")
 		s.Log2Scale = d.f64(15.2, 17, "log2_rms")
-		if dt == BF16 && d.intn(0, 2, "bf16_beyond") == 2 {
+		if dt == harness.BF16 && d.intn(0, 2, "bf16_beyond") == 2 {
 			s.Log2Scale = d.f64(17, 66, "log2_rms_bf16") // up to Σx² overflowing float32
 		}
 	case Zero:
@@ -135,7 +137,7 @@ func drawValueSpec(d draw, kind ValueKind, dt Dtype) ValueSpec {
 func (s ValueSpec) Build(n int, signs oracle.Signs, block int) []float32 {
 	dt := s.Dtype
 	if !dt.Valid() {
-		dt = F16
+		dt = harness.F16
 	}
 	r := newRand(s.Seed, 1)
 	x := make([]float32, n)
@@ -276,7 +278,7 @@ func abs(x int) int {
 // rotation the vector will go through (for hadamard-row). A zero Signs means the default pattern;
 // a zero Block means one transform over the whole vector.
 type VecContext struct {
-	Dtype Dtype
+	Dtype harness.Dtype
 	Signs oracle.Signs
 	Block int
 	N     int // vector length; 0 means 256 (oracle.KernelHeadSize)
@@ -290,7 +292,7 @@ func (c VecContext) n() int {
 }
 
 // ValueSpecs draws recipes of the given kinds (all finite kinds when none are given) for dtype dt.
-func ValueSpecs(dt Dtype, kinds ...ValueKind) *rapid.Generator[ValueSpec] {
+func ValueSpecs(dt harness.Dtype, kinds ...ValueKind) *rapid.Generator[ValueSpec] {
 	if len(kinds) == 0 {
 		kinds = FiniteKinds
 	}
@@ -329,4 +331,4 @@ func Vectors(ctx VecContext, kinds ...ValueKind) *rapid.Generator[Vector] {
 }
 
 // DtypeGen draws fp16 or bf16 (fp16 when shrunk).
-func DtypeGen() *rapid.Generator[Dtype] { return rapid.SampledFrom(Dtypes) }
+func DtypeGen() *rapid.Generator[harness.Dtype] { return rapid.SampledFrom(harness.Dtypes) }

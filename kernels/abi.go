@@ -64,10 +64,10 @@ const (
 	TierMMA      Tier = 3
 )
 
-// Op bits of TierDesc.Ops.
+// The ABI's op bits of octave_tier_desc.ops (TierDesc.Offers reads them).
 const (
-	OpDecode  = 1
-	OpPrefill = 2
+	opBitDecode  = 1
+	opBitPrefill = 2
 )
 
 // The structs below mirror octave_capi.h field for field; sizes are checked in abi_test.go.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -37,16 +39,16 @@ type decodeCase struct {
 	lens    []int   // seq_len of each request (request 0: see mode)
 	outlier bool    // query and K with an outlier dim (×8, as upstream's test)
 	// sharp draws K with a per-token RMS in [0.5, 4] instead of [0.9, 1.1]: peaky attention, many
-	// running-max rescales. The dot4-int8q profile itself is then farther than ContractRelL2 from
-	// exact attention (its int8 query error grows with the score range), so such cases are held to
-	// the profile bound only and log their contract distance (docs/kernels.md).
+	// running-max rescales. The dot4-int8q profile itself is then often farther than
+	// ContractRelL2 from exact attention (its int8 query error grows with the score range): the
+	// harness reports that as a QualityWarning about the profile, not a failure (docs/kernels.md).
 	sharp bool
 	// noPoison quantizes the slots past each request's length instead of poisoning them.
 	noPoison bool
 	// remap, when set, replaces the query maps (and the query) after the store: arbitrary maps.
 	remap func(t *testing.T, s *decodeSetup, rng *rand.Rand)
-	// tiers, when set, runs first in every tier's subtest (to skip tiers the case is not for).
-	tiers func(t *testing.T, tier kernels.TierDesc)
+	// tiers, when set, runs first in every implementation's subtest (to skip tiers the case is not for).
+	tiers func(t *testing.T, im harness.Impl)
 }
 
 // decodeSetup is a built case: the inputs on the host and the oracle's view of them.
@@ -58,7 +60,6 @@ type decodeSetup struct {
 	nb               int
 	bt               []int32
 	qToReq, qToKlen  []int32
-	query            []uint16 // [nq][hq][256]
 	in               *oracle.DecodeInput
 	cache            []byte // after the store
 }
@@ -71,7 +72,7 @@ func paddingEntries(nreqs int) [][2]int32 {
 
 // build makes the case's inputs, runs and judges the store of its new tokens, and returns the
 // decode inputs.
-func (c *decodeCase) build(t *testing.T, dev *kernels.Device, rng *rand.Rand) *decodeSetup {
+func (c *decodeCase) build(t *testing.T, l *harness.Lib, rng *rand.Rand) *decodeSetup {
 	t.Helper()
 	s := &decodeSetup{c: c, hq: c.hkv * c.g}
 	s.ks, s.vs = makeSigns(rng, c.signs)
@@ -197,17 +198,15 @@ func (c *decodeCase) build(t *testing.T, dev *kernels.Device, rng *rand.Rand) *d
 			st.slots[i] = int64(id)*int64(c.bs) + int64(pos%c.bs)
 		}
 	}
-	st.key, st.kf = randRows(rng, s.nq*c.hkv, c.dt, kdist)
-	st.val, st.vf = randRows(rng, s.nq*c.hkv, c.dt, gaussian)
-	res := st.run(t, dev, "cache_store of the new tokens")
-	s.cache = res.after
+	_, st.kf = randRows(rng, s.nq*c.hkv, c.dt, kdist)
+	_, st.vf = randRows(rng, s.nq*c.hkv, c.dt, gaussian)
+	s.cache = st.run(t, l, "cache_store of the new tokens").Output
 	// The query and the oracle's input.
 	qdist := gaussian
 	if c.outlier {
 		qdist.outlier = 5
 	}
-	var qf []float32
-	s.query, qf = randRows(rng, s.nq*s.hq, c.dt, qdist)
+	_, qf := randRows(rng, s.nq*s.hq, c.dt, qdist)
 	s.in = &oracle.DecodeInput{Cache: newCache(t, c.f, s.cache, s.nb, c.hkv, c.bs, c.lbnhc), Query: qf, NumQHeads: s.hq,
 		BlockTable: s.bt, NumReqs: R, MaxBlocks: s.maxBlocks, QToReq: s.qToReq, QToKlen: s.qToKlen,
 		SMScale: float64(c.scale), KSigns: s.ks, VSigns: s.vs}
@@ -215,161 +214,38 @@ func (c *decodeCase) build(t *testing.T, dev *kernels.Device, rng *rand.Rand) *d
 	return s
 }
 
-// decodeRun is one decode call's buffers and result.
-type decodeRun struct {
-	bufs   *bufSet
-	out    *kernels.SetBuffer
-	got    []float64 // [nq][hq][256]
-	raw    []uint16
-	outTok int // out_stride_token (elements)
-}
-
-// decodeOn runs decode on the device for tier and returns the output; it checks the status, the
-// canaries of every buffer, that inputs are unchanged and that out's row gaps are untouched.
-func (s *decodeSetup) decodeOn(t *testing.T, dev *kernels.Device, tier kernels.TierDesc, what string) *decodeRun {
-	t.Helper()
+// call is the case's decode call as the harness judges it: a query tensor that is a view into a
+// fused QKV tensor and output rows with a 128-element gap when the case is fused.
+func (s *decodeSetup) call() *harness.DecodeCall {
 	c := s.c
-	bufs := newBufSet(t, dev)
-	qTok := s.hq * 256
-	qBytes := kernels.Uint16Bytes(s.query)
+	dc := &harness.DecodeCall{In: s.in, Dtype: harness.DtypeOf(c.dt), NumSplits: c.splits, QueryGroup: c.qg, PartialStride: c.pstride}
 	if c.fused {
-		qTok = (s.hq + 2*c.hkv) * 256
-		fusedQ := make([]uint16, s.nq*qTok)
-		for i := range fusedQ {
-			fusedQ[i] = 0x3C00 // 1.0 in fp16 (1.875 in bf16): K and V parts of the fused tensor
-		}
-		for i := 0; i < s.nq; i++ {
-			copy(fusedQ[i*qTok:], s.query[i*s.hq*256:(i+1)*s.hq*256])
-		}
-		qBytes = kernels.Uint16Bytes(fusedQ)
+		dc.QueryPadHeads, dc.OutPad = 2*c.hkv, 128
 	}
-	query := bufs.input("query", qBytes)
-	cache := bufs.input("cache", s.cache)
-	bt := bufs.input("block_table", kernels.Int32Bytes(s.bt))
-	qr := bufs.input("q_to_req", kernels.Int32Bytes(s.qToReq))
-	qk := bufs.input("q_to_klen", kernels.Int32Bytes(s.qToKlen))
-	outTok := s.hq * 256
-	if c.fused {
-		outTok += 128 // a gap after every row: must stay untouched
-	}
-	out := bufs.output("out", 2*s.nq*outTok, 0xFF)
-	p := c.pstride
-	if p == 0 {
-		p = oracle.DefaultPartialStride
-	}
-	ws := dev.WorkspaceBytes(s.nq, s.hq, c.splits, c.pstride)
-	if want := uint64(s.nq * s.hq * c.splits * p * 4); ws != want {
-		failf(t, "octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", s.nq, s.hq, c.splits, c.pstride, ws, want)
-	}
-	part := bufs.output("partials", int(ws), 0xFF)
-	a := kernels.DecodeArgs{Out: out.Ptr, Query: query.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, QToReq: qr.Ptr, QToKlen: qk.Ptr,
-		Partials: part.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: 256, QueryStrideToken: int64(qTok), QueryStrideHead: 256,
-		CacheStrideBlock: int64(s.in.Cache.StrideBlock), CacheStrideHead: int64(s.in.Cache.StrideHead), CacheStrideTk: int64(s.in.Cache.StrideToken),
-		Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, Tier: tier.Tier, NumQ: int32(s.nq), NumQHeads: int32(s.hq), NumKVHeads: int32(c.hkv),
-		NumReqs: int32(s.nreqs), NumBlocks: int32(s.nb), BlockSize: int32(c.bs), MaxBlocks: int32(s.maxBlocks), NumSplits: int32(c.splits),
-		QueryGroup: int32(c.qg), PartialStride: int32(c.pstride), SMScale: c.scale, KSigns: kernels.SignWords(s.ks.Words()), VSigns: kernels.SignWords(s.vs.Words())}
-	if err := dev.Decode(a); err != nil {
-		fatalf(t, "%s: decode: %v", what, err)
-	}
-	must(t, dev.Sync(), what+": sync after decode")
-	bufs.checkCanaries(t, what)
-	bufs.checkInputs(t, what)
-	raw, err := kernels.UnpackRows(read(t, out), s.nq, s.hq*256, outTok)
-	if err != nil {
-		fatalf(t, "%s: out: %v", what, err)
-	}
-	r := &decodeRun{bufs: bufs, out: out, outTok: outTok, raw: raw}
-	r.got = actsToF64(r.raw, c.dt)
-	return r
+	return dc
 }
 
-// oracleResults are the oracle's answers for a setup, per decode profile.
-type oracleResults struct {
-	exact    []float64
-	profiles map[oracle.Profile]*oracle.ProfileResult
-}
-
-func (s *decodeSetup) profile(t *testing.T, o *oracleResults, p oracle.Profile) *oracle.ProfileResult {
-	t.Helper()
-	if r, ok := o.profiles[p]; ok {
-		return r
-	}
-	r, err := oracle.DecodeProfile(p, s.in, oracle.ProfileOptions{Out: outDtype(s.c.dt)})
-	must(t, err, "oracle.DecodeProfile")
-	o.profiles[p] = r
-	return r
-}
-
-// check judges one decode output: padding rows exactly ±0; every element within the declared
-// profile's bound of its model (worst element reported); the batch within ContractRelL2 of exact
-// attention on the dequantized cache.
-func (s *decodeSetup) check(t *testing.T, tier kernels.TierDesc, o *oracleResults, r *decodeRun, what string) {
-	t.Helper()
-	rowLen := s.hq * 256
-	for i := 0; i < s.nq; i++ {
-		if s.in.Klen(i) != 0 {
-			continue
-		}
-		for j := i * rowLen; j < (i+1)*rowLen; j++ {
-			if r.raw[j]&0x7FFF != 0 {
-				failf(t, "%s: padding row %d (q_to_req %d, q_to_klen %d) is not exactly zero: %s = %#04x (%g)", what, i, s.qToReq[i], s.qToKlen[i],
-					elemAt(j, s.hq), r.raw[j], r.got[j])
-				break
-			}
-		}
-	}
-	p := decodeProfile(t, tier)
-	res := s.profile(t, o, p)
-	worst, ratio := res.Check(r.got)
-	if ratio > 1 {
-		failf(t, "%s: tier %s (profile %s): %s = %.9g, profile model %.9g ± bound %.3g (|error| = %.3g, %.3g × the bound); exact attention %.9g",
-			what, tier.Name, p, elemAt(worst, s.hq), r.got[worst], res.Model[worst], res.Bound[worst], math.Abs(r.got[worst]-res.Model[worst]), ratio, o.exact[worst])
-	}
-	rel, ok := oracle.ContractCheck(r.got, o.exact)
-	if !ok && !s.c.sharp {
-		failf(t, "%s: tier %s: relative L2 distance from exact attention %.4g, expected < %g (KERNELS.md §5 contract)", what, tier.Name, rel, oracle.ContractRelL2)
-	}
-	t.Logf("%s: worst |error|/bound %.3g (%s), relative L2 from exact attention %.3g", what, ratio, p, rel)
-}
-
-// runDecodeCase builds a case and runs it on every decode tier: output checked against the oracle,
-// then a second run on the same inputs must give the same bits (in -short mode only for launches
-// of at most 256 workgroups: the CPU emulator runs workgroups one at a time in a fixed order, so
-// a race cannot show there, and the second run would double the emulator's time).
+// runDecodeCase builds a case and judges it on every decode tier (harness.DecodeCall: padding
+// rows exactly zero, every element within the declared profile's bound of the oracle's model, the
+// contract distance from exact attention, canaries, inputs and gaps intact, the same bits twice).
 func runDecodeCase(t *testing.T, c *decodeCase) {
-	dev := device(t)
+	l := lib(t)
 	rng := rand.New(rand.NewPCG(caseSeed("decode/"+c.path), 2))
 	t0 := time.Now()
-	s := c.build(t, dev, rng)
+	s := c.build(t, l, rng)
 	if c.remap != nil {
 		c.remap(t, s, rng)
 	}
-	o := &oracleResults{profiles: map[oracle.Profile]*oracle.ProfileResult{}}
-	var err error
-	o.exact, err = oracle.ExactDecode(s.in)
-	must(t, err, "oracle.ExactDecode")
+	call := s.call()
 	tBuild := time.Since(t0)
-	forEachTier(t, kernels.OpDecode, func(t *testing.T, tier kernels.TierDesc) {
+	harness.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
 		if c.tiers != nil {
-			c.tiers(t, tier)
+			c.tiers(t, im)
 		}
 		t1 := time.Now()
-		r := s.decodeOn(t, dev, tier, "decode")
-		tDev := time.Since(t1)
-		t2 := time.Now()
-		s.check(t, tier, o, r, "decode")
-		tCheck := time.Since(t2)
-		if blocks := (s.nq + c.qg - 1) / c.qg * c.splits * c.hkv; !testing.Short() || blocks <= 256 {
-			r2 := s.decodeOn(t, dev, tier, "decode (second run)")
-			for j := range r.raw {
-				if r.raw[j] != r2.raw[j] {
-					failf(t, "nondeterministic result: race? decode run twice on the same inputs: %s = %#04x, then %#04x", elemAt(j, s.hq), r.raw[j], r2.raw[j])
-					break
-				}
-			}
-		}
-		t.Logf("num_q %d, Hq %d, num_blocks %d, max_blocks %d, lens %v: build+store+exact %v, decode %v, profile+check %v",
-			s.nq, s.hq, s.nb, s.maxBlocks, c.lens, tBuild.Round(time.Millisecond), tDev.Round(time.Millisecond), tCheck.Round(time.Millisecond))
+		report(t, "decode", harness.Check(l, im, call))
+		t.Logf("num_q %d, Hq %d, num_blocks %d, max_blocks %d, lens %v: build+store %v, decode twice+oracle+check %v",
+			s.nq, s.hq, s.nb, s.maxBlocks, c.lens, tBuild.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 	})
 }
 
@@ -597,17 +473,17 @@ func TestDecodeLengths(t *testing.T) {
 // portableOnly skips tiers other than the portable one: block sizes that are not multiples of 16
 // are an Octant decision of the portable tier (docs/kernels.md); FORMAT.md §7 requires multiples
 // of 16 of native kernels.
-func portableOnly(t *testing.T, tier kernels.TierDesc) {
-	if tier.Tier != kernels.TierPortable {
+func portableOnly(t *testing.T, im harness.Impl) {
+	if im.Tier.Tier != kernels.TierPortable {
 		t.Skip("block sizes that are not multiples of 16 are promised by the portable tier only (docs/kernels.md)")
 	}
 }
 
 // TestDecodeSharp runs batches with peaky attention (K with per-token RMS up to 4, sm_scale 0.15:
 // score ranges of tens of log2 units, weights that underflow, many running-max rescales) on every
-// decode tier, held to the declared profile's bound. The contract distance from exact attention
-// is logged only: there the dot4-int8q profile's own model is ~2–3e-2 from exact attention
-// (measured: K RMS 4, 2600 tokens, 0.025), beyond ContractRelL2, whatever the kernel does.
+// decode tier, held to the declared profile's bound. Where the dot4-int8q profile's own model is
+// beyond ContractRelL2 from exact attention (measured: K RMS 4, 2600 tokens, 0.025) the harness
+// reports a QualityWarning about the profile, whatever the kernel does.
 func TestDecodeSharp(t *testing.T) {
 	device(t)
 	for i := 0; i < 8; i++ {

@@ -3,6 +3,7 @@ package kernels
 import (
 	"bytes"
 	"fmt"
+	"github.com/octant-kv/octant/arch"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -105,10 +106,33 @@ type DeviceInfo struct {
 // TierDesc is a tier the device offers and the numeric profiles of its ops.
 type TierDesc struct {
 	Tier           Tier
-	Ops            int
+	Ops            int // the ABI's op bits: use Offers
 	Name           string
 	DecodeProfile  string
 	PrefillProfile string
+}
+
+// Offers reports whether the tier implements op: decode and prefill by the tier's op bits; store,
+// rotate and reduce, which are not tiered, never (a library has one implementation of each).
+func (t TierDesc) Offers(op arch.Op) bool {
+	switch op {
+	case arch.Decode:
+		return t.Ops&opBitDecode != 0
+	case arch.Prefill:
+		return t.Ops&opBitPrefill != 0
+	}
+	return false
+}
+
+// Profile is the numeric profile the tier declares for a tiered op ("" otherwise).
+func (t TierDesc) Profile(op arch.Op) string {
+	switch op {
+	case arch.Decode:
+		return t.DecodeProfile
+	case arch.Prefill:
+		return t.PrefillProfile
+	}
+	return ""
 }
 
 // OpenDevice opens device index dev. With no device of the library's runtime the error wraps

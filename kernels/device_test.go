@@ -3,6 +3,8 @@ package kernels
 import (
 	"strings"
 	"testing"
+
+	"github.com/octant-kv/octant/arch"
 )
 
 // TestDeviceBasics: the device opens, describes itself, lists at least the portable tier with its
@@ -27,7 +29,7 @@ func TestDeviceBasics(t *testing.T) {
 	for _, tr := range tiers {
 		if tr.Tier == TierPortable {
 			found = true
-			if tr.DecodeProfile != "dot4-int8q" || tr.Ops&OpDecode == 0 || tr.Ops&OpPrefill == 0 {
+			if tr.DecodeProfile != "dot4-int8q" || !tr.Offers(arch.Decode) || !tr.Offers(arch.Prefill) || tr.Offers(arch.Store) {
 				t.Errorf("portable tier %+v: expected decode and prefill, decode profile dot4-int8q", tr)
 			}
 		}

@@ -17,118 +17,67 @@ import (
 	"hash/fnv"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
-	"github.com/octant-kv/octant/oracle"
 )
 
 var seedFlag = flag.Uint64("octant.seed", 1, "seed of the kernel test grids and inputs (every case derives its own seed from it and its path)")
 
-// testEnv is the library and device shared by every test of the binary.
-type testEnv struct {
-	lib   *kernels.Lib
-	dev   *kernels.Device
-	tiers []kernels.TierDesc
-	err   error
-}
-
-var (
-	envOnce sync.Once
-	env     testEnv
-)
-
-// TestMain runs the tests and closes the shared device.
+// TestMain runs the tests and closes the shared library.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if env.dev != nil {
-		env.dev.Close()
-	}
+	harness.CloseEnv()
 	os.Exit(code)
 }
 
-// device returns the shared device, opening the library named by OCTANT_LIB on first use, or skips
-// the test when OCTANT_LIB is not set.
+// lib returns the library named by OCTANT_LIB, opened once per test binary (device buffers not
+// pooled: compute-sanitizer memcheck sees exact allocations), or skips the test when OCTANT_LIB
+// is not set.
+func lib(t testing.TB) *harness.Lib {
+	t.Helper()
+	return harness.EnvOrSkip(t)
+}
+
+// device is lib(t)'s device, for the tests that call the binding directly (errors, empty calls,
+// device basics).
 func device(t testing.TB) *kernels.Device {
 	t.Helper()
-	p := os.Getenv("OCTANT_LIB")
-	if p == "" {
-		t.Skip("OCTANT_LIB not set: set it to a kernel library (make emu: build/liboctave_emu.so; make cuda; make hip) to run this test")
-	}
-	envOnce.Do(func() {
-		l, err := kernels.Open(p)
-		if err != nil {
-			env.err = err
-			return
-		}
-		d, err := l.OpenDevice(0)
-		if err != nil {
-			env.err = fmt.Errorf("opening device 0 of %s: %w", p, err)
-			return
-		}
-		tiers, err := d.Tiers()
-		if err != nil {
-			d.Close()
-			env.err = fmt.Errorf("listing the tiers of %s: %w", p, err)
-			return
-		}
-		env.lib, env.dev, env.tiers = l, d, tiers
-	})
-	if env.err != nil {
-		t.Fatalf("OCTANT_LIB=%s: %v", p, env.err)
-	}
-	return env.dev
+	return lib(t).Dev
 }
 
-// forEachTier runs fn once per tier of the device that implements op (kernels.OpDecode,
-// kernels.OpPrefill), as a subtest named after the tier, in the spirit of Go's
-// crypto/internal/cryptotest.TestAllImplementations: the same test body, every implementation,
-// judged against one reference (the oracle). A device with no tier for op fails: the portable
-// tier is required on every architecture (KERNELS.md §6).
-func forEachTier(t *testing.T, op int, fn func(t *testing.T, tier kernels.TierDesc)) {
+// libImpl is the library's one implementation of an untiered op (store, rotate, reduce).
+func libImpl(t testing.TB, l *harness.Lib, op arch.Op) harness.Impl {
 	t.Helper()
-	d := device(t)
-	n := 0
-	for _, tier := range env.tiers {
-		if tier.Ops&op == 0 {
-			continue
-		}
-		n++
-		t.Run(tier.Name, func(t *testing.T) { fn(t, tier) })
+	impls, err := harness.Impls(l, op)
+	if err != nil || len(impls) != 1 {
+		t.Fatalf("%s: implementations %v, %v: expected the library's one", op, impls, err)
 	}
-	if n == 0 {
-		t.Fatalf("device %q (arch %s) lists tiers %+v, none implementing op %s: expected at least the portable tier", d.Info.Name, d.Info.Arch, env.tiers, opName(op))
-	}
+	return impls[0]
 }
 
-func opName(op int) string {
-	switch op {
-	case kernels.OpDecode:
-		return "decode"
-	case kernels.OpPrefill:
-		return "prefill"
-	}
-	return fmt.Sprintf("op(%d)", op)
-}
-
-// decodeProfile maps a tier's declared decode profile to the oracle's model.
-func decodeProfile(t *testing.T, tier kernels.TierDesc) oracle.Profile {
+// forEachTier runs fn once per tier of the library that implements op, as a subtest named after
+// the tier (harness.ForEachImpl), for the tests that call a tier through the binding directly:
+// the error tables and the upstream-shaped conventional suite.
+func forEachTier(t *testing.T, op arch.Op, fn func(t *testing.T, tier kernels.TierDesc)) {
 	t.Helper()
-	p, err := oracle.ParseProfile(tier.DecodeProfile)
-	if err != nil || !p.ReadsCache() {
-		t.Fatalf("tier %s declares decode profile %q: the oracle has no decode model for it (%v); expected one of %s, %s, %s",
-			tier.Name, tier.DecodeProfile, err, oracle.ProfileDot4Int8Q, oracle.ProfileWMMAF16Q, oracle.ProfilePrefillInt8Row)
-	}
-	return p
+	harness.ForEachImpl(t, lib(t), op, func(t *testing.T, im harness.Impl) { fn(t, im.Tier) })
 }
 
-// outDtype is the oracle's output dtype for an activation dtype.
-func outDtype(dt kernels.Dtype) oracle.Dtype {
-	if dt == kernels.BF16 {
-		return oracle.DtypeBF16
+// report turns a harness verdict into the test's outcome: Fail fails the case (with its
+// reproduction line), a QualityWarning and a Pass are logged.
+func report(t testing.TB, what string, v harness.Verdict) {
+	t.Helper()
+	switch v.Status {
+	case harness.Fail:
+		failf(t, "%s: %v", what, v.Err)
+	case harness.QualityWarning:
+		t.Logf("%s: quality warning: %v", what, v.Err)
+	default:
+		t.Logf("%s: %s", what, v)
 	}
-	return oracle.DtypeF16
 }
 
 // caseSeed derives the seed of one case from the run's seed and the case's path, so that a case

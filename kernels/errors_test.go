@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -35,12 +36,12 @@ func expectError(t *testing.T, op, name string, err error, status kernels.Status
 }
 
 // unsupportedTiers lists tier ids the device does not offer for op.
-func unsupportedTiers(op int) []kernels.Tier {
+func unsupportedTiers(t testing.TB, op arch.Op) []kernels.Tier {
 	var out []kernels.Tier
 	for _, tr := range []kernels.Tier{kernels.TierPortable, kernels.TierWMMA, kernels.TierMFMA, kernels.TierMMA, 99, -1} {
 		ok := false
-		for _, d := range env.tiers {
-			if d.Tier == tr && d.Ops&op != 0 {
+		for _, d := range lib(t).Tiers {
+			if d.Tier == tr && d.Offers(op) {
 				ok = true
 			}
 		}
@@ -160,7 +161,7 @@ func newDecodeErrEnv(t *testing.T, dev *kernels.Device) *decodeErrEnv {
 // field, on every decode tier, and writes neither out nor partials.
 func TestDecodeErrors(t *testing.T) {
 	dev := device(t)
-	forEachTier(t, kernels.OpDecode, func(t *testing.T, tier kernels.TierDesc) {
+	forEachTier(t, arch.Decode, func(t *testing.T, tier kernels.TierDesc) {
 		e := newDecodeErrEnv(t, dev)
 		nan, inf := float32(math.NaN()), float32(math.Inf(1))
 		cases := []errCase[kernels.DecodeArgs]{
@@ -194,7 +195,7 @@ func TestDecodeErrors(t *testing.T) {
 			cases = append(cases, errCase[kernels.DecodeArgs]{fmt.Sprintf("g%d", g), kernels.ErrGQA, "num_q_heads", func(a *kernels.DecodeArgs) { a.NumQHeads = g }})
 		}
 		cases = append(cases, errCase[kernels.DecodeArgs]{"g-fraction", kernels.ErrGQA, "num_kv_heads", func(a *kernels.DecodeArgs) { a.NumQHeads, a.NumKVHeads = 6, 4 }})
-		for _, tr := range unsupportedTiers(kernels.OpDecode) {
+		for _, tr := range unsupportedTiers(t, arch.Decode) {
 			cases = append(cases, errCase[kernels.DecodeArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.DecodeArgs) { a.Tier = tr }})
 		}
 		for _, c := range cases {
@@ -224,7 +225,7 @@ func TestDecodeErrors(t *testing.T) {
 // TestPrefillErrors: invalid prefill calls on every prefill tier.
 func TestPrefillErrors(t *testing.T) {
 	dev := device(t)
-	forEachTier(t, kernels.OpPrefill, func(t *testing.T, tier kernels.TierDesc) {
+	forEachTier(t, arch.Prefill, func(t *testing.T, tier kernels.TierDesc) {
 		rng := rand.New(rand.NewPCG(caseSeed("errors/prefill"), 10))
 		bufs := newBufSet(t, dev)
 		f := kernelFormat(t, oracle.K3V3)
@@ -258,7 +259,7 @@ func TestPrefillErrors(t *testing.T) {
 			{"cu-null", kernels.ErrInvalidArgument, "cu_seqlens_q", func(a *kernels.PrefillArgs) { a.CuSeqlensQ = 0 }},
 			{"seqs-negative", kernels.ErrInvalidArgument, "num_seqs", func(a *kernels.PrefillArgs) { a.NumSeqs = -1 }},
 		}
-		for _, tr := range unsupportedTiers(kernels.OpPrefill) {
+		for _, tr := range unsupportedTiers(t, arch.Prefill) {
 			cases = append(cases, errCase[kernels.PrefillArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.PrefillArgs) { a.Tier = tr }})
 		}
 		for _, c := range cases {
@@ -340,13 +341,13 @@ func TestEmptyCalls(t *testing.T) {
 	must(t, dev.Store(kernels.StoreArgs{Cache: cache.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStride: sb, Fmt: 4, Dtype: kernels.F16,
 		HeadSize: 256, NumTokens: 0, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16}), "cache_store of 0 tokens")
 	must(t, dev.Rotate(kernels.RotateArgs{Dtype: kernels.BF16, HeadSize: 256, NumTokens: 0, NumHds: 3}), "rotate of 0 rows")
-	for _, tier := range env.tiers {
-		if tier.Ops&kernels.OpDecode != 0 {
+	for _, tier := range lib(t).Tiers {
+		if tier.Offers(arch.Decode) {
 			must(t, dev.Decode(kernels.DecodeArgs{Out: out.Ptr, Cache: cache.Ptr, Partials: part.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb,
 				CacheStrideTk: sb, Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumQ: 0, NumQHeads: 8, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
 				NumSplits: 7, QueryGroup: 2, SMScale: 0.0625}), "decode of 0 rows on "+tier.Name)
 		}
-		if tier.Ops&kernels.OpPrefill != 0 {
+		if tier.Offers(arch.Prefill) {
 			must(t, dev.Prefill(kernels.PrefillArgs{Out: out.Ptr, Cache: cache.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStrideToken: sb,
 				Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: 5, NumSeqs: 0, NumQHeads: 2, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
 				SMScale: 0.0625}), "prefill of 0 sequences on "+tier.Name)

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/corpus/golden"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -36,7 +38,7 @@ func goldenDir(t *testing.T) string {
 // logs how many equal upstream's bytes exactly (the rest differ from upstream only by
 // summation-order ties, which the oracle's canonical order resolves the other way).
 func TestStoreGolden(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	for _, id := range oracle.AllFormats {
 		sf, err := golden.LoadSlots(fmt.Sprintf("%s/slots-%s.json.gz", goldenDir(t), id))
 		if err != nil {
@@ -66,13 +68,12 @@ func TestStoreGolden(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					c.key, c.val = append(c.key, gc.K.U16()...), append(c.val, gc.V.U16()...)
 					c.kf, c.vf = append(c.kf, k...), append(c.vf, v...)
 					c.slots = append(c.slots, int64(len(cases)-1-i))
 				}
 				c.cache = randBytes(rand.New(rand.NewPCG(caseSeed("store-golden/"+path), 4)), oracle.CacheBytes(c.f, c.nb, 1, c.bs))
-				r := c.run(t, dev, "golden slots")
-				view := newCache(t, c.f, r.after, c.nb, 1, c.bs, false)
+				v := c.run(t, l, "golden slots")
+				view := newCache(t, c.f, v.Output, c.nb, 1, c.bs, false)
 				data := c.f.OffScales() + 2*c.f.NumScales()
 				upstream := 0
 				for i, gc := range cases {
@@ -81,7 +82,7 @@ func TestStoreGolden(t *testing.T) {
 						upstream++
 					}
 				}
-				t.Logf("%d golden slots: %d identical to the oracle, %d explained; %d byte-identical to upstream", len(cases), r.identical, r.explained, upstream)
+				t.Logf("%d golden slots: %d identical to the oracle, %d explained; %d byte-identical to upstream", len(cases), v.Judged-v.Explained, v.Explained, upstream)
 			})
 		}
 	}
@@ -89,11 +90,11 @@ func TestStoreGolden(t *testing.T) {
 
 // TestDecodeGolden runs decode on every upstream golden attention case (corpus/golden/upstream:
 // the reference's caches, fp16 queries and float32 outputs) with 1 and 5 splits and query groups 1
-// and 4, on every decode tier: the output must be within ContractRelL2 of the reference's float32
-// output (upstream's own test) and pass the grid's checks (declared profile bound, exact attention,
-// padding rows exactly zero, canaries, inputs unchanged).
+// and 4, on every decode tier: the harness's judgement (declared profile bound, exact attention,
+// padding rows exactly zero, canaries, inputs unchanged, the same bits twice), and the output
+// within ContractRelL2 of the reference's float32 output (upstream's own test).
 func TestDecodeGolden(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	af, err := golden.LoadAttention(goldenDir(t)+"/attention.json.gz", oracle.SlotBytesFor)
 	if err != nil {
 		t.Fatal(err)
@@ -103,9 +104,7 @@ func TestDecodeGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, err := oracle.ExactDecode(in)
-		must(t, err, "oracle.ExactDecode")
-		ref := make([]float64, len(exact))
+		ref := make([]float64, in.NumQ()*in.NumQHeads*in.Cache.F.HeadSize)
 		for i, b := range gc.OutF32.U32() {
 			ref[i] = float64(oracle.F32FromBits(b))
 		}
@@ -113,15 +112,15 @@ func TestDecodeGolden(t *testing.T) {
 			for _, qg := range []int{1, 4} {
 				path := fmt.Sprintf("%s/splits%d/qg%d", gc.Name, ns, qg)
 				t.Run(path, func(t *testing.T) {
-					c := &decodeCase{path: path, f: in.Cache.F, dt: kernels.F16, g: in.Group(), hkv: in.Cache.NumKVHeads, bs: in.Cache.BlockSize,
-						splits: ns, qg: qg, scale: float32(in.SMScale)}
-					s := &decodeSetup{c: c, ks: in.KSigns, vs: in.VSigns, hq: in.NumQHeads, nq: in.NumQ(), nreqs: in.NumReqs, maxBlocks: in.MaxBlocks,
-						nb: in.Cache.NumBlocks, bt: in.BlockTable, qToReq: in.QToReq, qToKlen: in.QToKlen, query: gc.QueryF16.U16(), in: in, cache: in.Cache.Data}
-					o := &oracleResults{exact: exact, profiles: map[oracle.Profile]*oracle.ProfileResult{}}
-					forEachTier(t, kernels.OpDecode, func(t *testing.T, tier kernels.TierDesc) {
-						r := s.decodeOn(t, dev, tier, "decode of a golden case")
-						s.check(t, tier, o, r, "decode of a golden case")
-						if rel := oracle.RelL2(r.got, ref); !(rel < oracle.ContractRelL2) {
+					call := &harness.DecodeCall{In: in, Dtype: harness.F16, NumSplits: ns, QueryGroup: qg}
+					harness.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
+						v := harness.Check(l, im, call)
+						report(t, "decode of a golden case", v)
+						if v.Output == nil {
+							return
+						}
+						got := actsToF64(kernels.BytesUint16(v.Output), kernels.F16)
+						if rel := oracle.RelL2(got, ref); !(rel < oracle.ContractRelL2) {
 							failf(t, "golden case %s: relative L2 distance from the upstream reference's output %.4g, expected < %g", gc.Name, rel, oracle.ContractRelL2)
 						}
 					})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -35,15 +37,11 @@ type prefillCase struct {
 
 // prefillSetup is a built prefill case.
 type prefillSetup struct {
-	c                        *prefillCase
-	T, hq, nb, maxBlocks     int
-	cu, seqLens, bt          []int32
-	q, k, v                  []uint16
-	cache                    []byte
-	in                       *oracle.PrefillInput
-	written                  []bool
-	exact                    []float64
-	qTok, kvTok, outTok, wid int
+	c                    *prefillCase
+	T, hq, nb, maxBlocks int
+	cu, seqLens, bt      []int32
+	cache                []byte
+	in                   *oracle.PrefillInput
 }
 
 func (c *prefillCase) build(t *testing.T, rng *rand.Rand) *prefillSetup {
@@ -101,148 +99,35 @@ func (c *prefillCase) build(t *testing.T, rng *rand.Rand) *prefillSetup {
 			}
 		}
 	}
-	var qf, kf, vf []float32
-	s.q, qf = randRows(rng, s.T*s.hq, c.dt, gaussian)
-	s.k, kf = randRows(rng, s.T*c.hkv, c.dt, gaussian)
-	s.v, vf = randRows(rng, s.T*c.hkv, c.dt, gaussian)
+	_, qf := randRows(rng, s.T*s.hq, c.dt, gaussian)
+	_, kf := randRows(rng, s.T*c.hkv, c.dt, gaussian)
+	_, vf := randRows(rng, s.T*c.hkv, c.dt, gaussian)
 	s.in = &oracle.PrefillInput{Cache: newCache(t, c.f, s.cache, s.nb, c.hkv, c.bs, c.lbnhc), Q: qf, K: kf, V: vf, NumTokens: s.T, NumQHeads: s.hq,
 		CuSeqlensQ: s.cu, SeqLens: s.seqLens, BlockTable: s.bt, MaxBlocks: s.maxBlocks, SMScale: float64(c.scale)}
 	must(t, s.in.Validate(), "prefill input")
-	s.exact, s.written, err = oracle.ExactPrefill(s.in)
-	must(t, err, "oracle.ExactPrefill")
 	return s
 }
 
-// prefillOn runs prefill for a tier; returns the output bits [T][hq][256].
-func (s *prefillSetup) prefillOn(t *testing.T, dev *kernels.Device, tier kernels.TierDesc, what string) []uint16 {
-	t.Helper()
-	c := s.c
-	bufs := newBufSet(t, dev)
-	var qp, kp, vp uintptr
-	qTok, kvTok := s.hq*256, c.hkv*256
-	if c.fused {
-		w := (s.hq + 2*c.hkv) * 256
-		f := make([]uint16, s.T*w)
-		for i := 0; i < s.T; i++ {
-			copy(f[i*w:], s.q[i*s.hq*256:(i+1)*s.hq*256])
-			copy(f[i*w+s.hq*256:], s.k[i*c.hkv*256:(i+1)*c.hkv*256])
-			copy(f[i*w+(s.hq+c.hkv)*256:], s.v[i*c.hkv*256:(i+1)*c.hkv*256])
-		}
-		b := bufs.input("qkv", kernels.Uint16Bytes(f))
-		qp, kp, vp = b.Ptr, b.Ptr+uintptr(s.hq*512), b.Ptr+uintptr((s.hq+c.hkv)*512)
-		qTok, kvTok = w, w
-	} else {
-		qp = bufs.input("q", kernels.Uint16Bytes(s.q)).Ptr
-		kp = bufs.input("k", kernels.Uint16Bytes(s.k)).Ptr
-		vp = bufs.input("v", kernels.Uint16Bytes(s.v)).Ptr
-	}
-	cache := bufs.input("cache", s.cache)
-	bt := bufs.input("block_table", kernels.Int32Bytes(s.bt))
-	cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes(s.cu))
-	sl := bufs.input("seq_lens", kernels.Int32Bytes(s.seqLens))
-	outTok := s.hq * 256
-	if c.fused {
-		outTok += 32
-	}
-	out := bufs.output("out", 2*max(1, s.T)*outTok, 0xFF)
-	maxq := 0
-	for _, q := range c.qlens {
-		maxq = max(maxq, q)
-	}
-	a := kernels.PrefillArgs{Out: out.Ptr, Q: qp, K: kp, V: vp, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr, SeqLens: sl.Ptr,
-		OutStrideToken: int64(outTok), OutStrideHead: 256, QStrideToken: int64(qTok), QStrideHead: 256, KStrideToken: int64(kvTok), KStrideHead: 256,
-		VStrideToken: int64(kvTok), VStrideHead: 256, CacheStrideBlock: int64(s.in.Cache.StrideBlock), CacheStrideHead: int64(s.in.Cache.StrideHead),
-		CacheStrideToken: int64(s.in.Cache.StrideToken), Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(s.T),
-		NumSeqs: int32(len(c.qlens)), NumQHeads: int32(s.hq), NumKVHeads: int32(c.hkv), NumBlocks: int32(s.nb), BlockSize: int32(c.bs),
-		MaxBlocks: int32(s.maxBlocks), MaxQueryLen: int32(maxq), SMScale: c.scale}
-	if err := dev.Prefill(a); err != nil {
-		fatalf(t, "%s: prefill: %v", what, err)
-	}
-	must(t, dev.Sync(), what+": sync after prefill")
-	bufs.checkCanaries(t, what)
-	bufs.checkInputs(t, what)
-	got, err := kernels.UnpackRows(read(t, out), s.T, s.hq*256, outTok)
-	if err != nil {
-		fatalf(t, "%s: out: %v", what, err)
-	}
-	return got
-}
-
-// check judges a prefill output: rows of no sequence untouched; every element of the other rows
-// within the tier's declared profile bound (prefill-fp32: exact prefill attention with the bound
-// of docs/bounds.md, "prefill-fp32"); the written rows within ContractRelL2 of exact prefill.
-func (s *prefillSetup) check(t *testing.T, tier kernels.TierDesc, raw []uint16, what string) {
-	t.Helper()
-	c := s.c
-	rowLen := s.hq * 256
-	for i := 0; i < s.T; i++ {
-		if s.written[i] {
-			continue
-		}
-		for j := i * rowLen; j < (i+1)*rowLen; j++ {
-			if raw[j] != 0xFFFF {
-				failf(t, "%s: row %d belongs to no sequence (cu_seqlens_q %v) but %s was written: %#04x", what, i, s.cu, elemAt(j, s.hq), raw[j])
-				break
-			}
-		}
-	}
-	prefix, chunk, err := oracle.ParsePrefillProfile(tier.PrefillProfile)
-	if err != nil {
-		t.Fatalf("tier %s: %v: the oracle has no prefill model for it", tier.Name, err)
-	}
-	res, err := oracle.PrefillProfile(prefix, chunk, s.in, oracle.ProfileOptions{Out: outDtype(c.dt)})
-	must(t, err, "oracle.PrefillProfile")
-	got := actsToF64(raw, c.dt)
-	for i := 0; i < s.T; i++ {
-		if !s.written[i] {
-			for j := i * rowLen; j < (i+1)*rowLen; j++ {
-				got[j] = math.NaN() // not judged here (checked untouched above)
-			}
-		}
-	}
-	worst, ratio := res.Check(got)
-	if ratio > 1 {
-		failf(t, "%s: tier %s (profile %s): %s = %.9g, profile model %.9g ± bound %.3g (|error| = %.3g, %.3g × the bound); exact prefill %.9g",
-			what, tier.Name, tier.PrefillProfile, elemAt(worst, s.hq), got[worst], res.Model[worst], res.Bound[worst], math.Abs(got[worst]-res.Model[worst]), ratio, s.exact[worst])
-	}
-	var g, e []float64
-	for i := 0; i < s.T; i++ {
-		if s.written[i] {
-			g = append(g, got[i*rowLen:(i+1)*rowLen]...)
-			e = append(e, s.exact[i*rowLen:(i+1)*rowLen]...)
-		}
-	}
-	rel, ok := oracle.ContractCheck(g, e)
-	if !ok {
-		failf(t, "%s: tier %s: relative L2 distance from exact prefill %.4g over the written rows, expected < %g (KERNELS.md §5 contract)", what, tier.Name, rel, oracle.ContractRelL2)
-	}
-	t.Logf("%s: worst |error|/bound %.3g (%s), relative L2 from exact prefill %.3g", what, ratio, tier.PrefillProfile, rel)
-}
-
+// runPrefillCase builds a case and judges it on every prefill tier (harness.PrefillCall: rows of
+// no sequence untouched, every element within the declared profile pair's bound, the contract
+// distance from exact prefill over the written rows, canaries, inputs and gaps intact, the same
+// bits twice). A fused case passes q, k and v as views into one tensor and output rows with a
+// 32-element gap.
 func runPrefillCase(t *testing.T, c *prefillCase) {
-	dev := device(t)
+	l := lib(t)
 	rng := rand.New(rand.NewPCG(caseSeed("prefill/"+c.path), 7))
 	t0 := time.Now()
 	s := c.build(t, rng)
+	call := &harness.PrefillCall{In: s.in, Dtype: harness.DtypeOf(c.dt), Fused: c.fused}
+	if c.fused {
+		call.OutPad = 32
+	}
 	tBuild := time.Since(t0)
-	forEachTier(t, kernels.OpPrefill, func(t *testing.T, tier kernels.TierDesc) {
+	harness.ForEachImpl(t, l, arch.Prefill, func(t *testing.T, im harness.Impl) {
 		t1 := time.Now()
-		raw := s.prefillOn(t, dev, tier, "prefill")
-		tDev := time.Since(t1)
-		t2 := time.Now()
-		s.check(t, tier, raw, "prefill")
-		tCheck := time.Since(t2)
-		if blocks := (s.T + 7) / 8 * s.hq; !testing.Short() || blocks <= 64 {
-			raw2 := s.prefillOn(t, dev, tier, "prefill (second run)")
-			for j := range raw {
-				if raw[j] != raw2[j] {
-					failf(t, "nondeterministic result: race? prefill run twice on the same inputs: %s = %#04x, then %#04x", elemAt(j, s.hq), raw[j], raw2[j])
-					break
-				}
-			}
-		}
-		t.Logf("T %d, Hq %d, qlens %v, ctxs %v, num_blocks %d, max_blocks %d: build+exact %v, prefill %v, profile+check %v",
-			s.T, s.hq, c.qlens, c.ctxs, s.nb, s.maxBlocks, tBuild.Round(time.Millisecond), tDev.Round(time.Millisecond), tCheck.Round(time.Millisecond))
+		report(t, "prefill", harness.Check(l, im, call))
+		t.Logf("T %d, Hq %d, qlens %v, ctxs %v, num_blocks %d, max_blocks %d: build %v, prefill twice+oracle+check %v",
+			s.T, s.hq, c.qlens, c.ctxs, s.nb, s.maxBlocks, tBuild.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 	})
 }
 
@@ -268,7 +153,7 @@ func prefillAxes() []axis {
 // empty ones; a context longer than max_blocks·block_size (clamped). Rows before cu_seqlens_q[0] or
 // after the last sequence must stay untouched.
 func TestPrefillGrid(t *testing.T) {
-	device(t)
+	lib(t)
 	strength := 3
 	if testing.Short() {
 		strength = 2

@@ -146,9 +146,8 @@ func TestDecodeArbitraryMaps(t *testing.T) {
 				req[j] = []int32{int32(rng.IntN(int(R))), int32(rng.IntN(int(R))), int32(rng.IntN(int(R))), -1, R, R + 3, math.MinInt32, math.MaxInt32}[rng.IntN(8)]
 				klen[j] = []int32{1 + int32(rng.IntN(int(kvMax))), 1 + int32(rng.IntN(int(kvMax))), 1, 0, -int32(rng.IntN(100)) - 1, kvMax, kvMax + 5, math.MaxInt32}[rng.IntN(8)]
 			}
-			var qf []float32
 			s.qToReq, s.qToKlen, s.nq = req, klen, n
-			s.query, qf = randRows(rng, n*s.hq, c.dt, gaussian)
+			_, qf := randRows(rng, n*s.hq, c.dt, gaussian)
 			s.in.Query, s.in.QToReq, s.in.QToKlen = qf, req, klen
 			must(t, s.in.Validate(), "decode input")
 		}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -17,18 +19,18 @@ import (
 // split, many; split counts 1 to 1024; partial strides 260 (as 0 and 260), 264 and 512 with NaN in
 // the unused floats; contiguous or gapped output rows; fp16 and bf16; random V sign patterns.
 func TestReduce(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	for _, dt := range []kernels.Dtype{kernels.F16, kernels.BF16} {
 		for _, ns := range []int{1, 3, 64, 1024} {
 			for _, ps := range []int{0, 264, 512} {
 				path := fmt.Sprintf("%s/splits%d/pstride%d", dtName(dt), ns, ps)
-				t.Run(path, func(t *testing.T) { runReduce(t, dev, path, dt, ns, ps) })
+				t.Run(path, func(t *testing.T) { runReduce(t, l, path, dt, ns, ps) })
 			}
 		}
 	}
 }
 
-func runReduce(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype, ns, pstride int) {
+func runReduce(t *testing.T, l *harness.Lib, path string, dt kernels.Dtype, ns, pstride int) {
 	rng := rand.New(rand.NewPCG(caseSeed("reduce/"+path), 5))
 	nq, hq := 3+rng.IntN(4), 1+rng.IntN(6)
 	if ns == 1024 {
@@ -83,62 +85,11 @@ func runReduce(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype,
 			}
 		}
 	}
-	p, err := oracle.PartialsFromFloat32(part, nq, hq, ns, 256, P)
-	must(t, err, "partials")
-	model, err := oracle.MergePartials(p, kernelFormat(t, oracle.K3V4), vs)
-	must(t, err, "oracle.MergePartials")
-	outTok := hq * 256
+	outPad := 0
 	if rng.IntN(2) == 0 {
-		outTok += 64
+		outPad = 64
 	}
-	bufs := newBufSet(t, dev)
-	pb := bufs.input("partials", kernels.Float32Bytes(part))
-	out := bufs.output("out", 2*nq*outTok, 0xFF)
-	a := kernels.ReduceArgs{Out: out.Ptr, Partials: pb.Ptr, PartialsBytes: uint64(len(part) * 4), OutStrideToken: int64(outTok), OutStrideHead: 256,
-		Dtype: dt, HeadSize: 256, NumQ: int32(nq), NumQHeads: int32(hq), NumSplits: int32(ns), PartialStride: int32(pstride), VSigns: kernels.SignWords(vs.Words())}
-	must(t, dev.Reduce(a), "reduce")
-	must(t, dev.Sync(), "sync after reduce")
-	bufs.checkCanaries(t, "reduce")
-	bufs.checkInputs(t, "reduce")
-	raw, err := kernels.UnpackRows(read(t, out), nq, hq*256, outTok)
-	if err != nil {
-		fatalf(t, "reduce: out: %v", err)
-	}
-	od := outDtype(dt)
-	worstAll := 0.0
-	defer func() { t.Logf("worst |error|/bound %.3g", worstAll) }()
-	for q := 0; q < nq; q++ {
-		for h := 0; h < hq; h++ {
-			r := q*hq + h
-			rows := make([][]float32, ns)
-			for s := range rows {
-				rows[s] = part[(r*ns+s)*P:][:P]
-			}
-			m := model[r*256 : (r+1)*256]
-			bound := oracle.ReduceBound(rows, m, od)
-			worst, ratio := -1, 0.0
-			for j := 0; j < 256; j++ {
-				gb := raw[r*256+j]
-				g := float64(fromAct(gb, dt))
-				e := math.Abs(g - m[j])
-				var x float64
-				switch {
-				case e == 0:
-				case bound[j] == 0 || math.IsNaN(e):
-					x = math.Inf(1)
-				default:
-					x = e / bound[j]
-				}
-				if x > ratio {
-					worst, ratio = j, x
-				}
-			}
-			worstAll = math.Max(worstAll, ratio)
-			if ratio > 1 {
-				j := worst
-				failf(t, "reduce row %d head %d (%s splits): dim %d = %.9g (%#04x), exact merge %.9g ± bound %.3g (%.3g × the bound)",
-					q, h, kinds[r], j, fromAct(raw[r*256+j], dt), raw[r*256+j], m[j], bound[j], ratio)
-			}
-		}
-	}
+	call := &harness.ReduceCall{Dtype: harness.DtypeOf(dt), NumQ: nq, Heads: hq, Splits: ns, PartialStride: pstride, Partials: part, VSigns: vs,
+		OutPad: outPad, RowKinds: kinds}
+	report(t, "reduce", harness.Check(l, libImpl(t, l, arch.Reduce), call))
 }

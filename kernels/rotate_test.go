@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -20,7 +22,7 @@ import (
 // largest values so sums overflow to ±inf, subnormal, NaN and ±inf sprinkled in) × row counts
 // including 0.
 func TestRotate(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	for _, dt := range []kernels.Dtype{kernels.F16, kernels.BF16} {
 		for _, k64 := range []bool{true, false} {
 			for _, inv := range []bool{false, true} {
@@ -30,7 +32,7 @@ func TestRotate(t *testing.T) {
 						dir := map[bool]string{true: "inverse", false: "forward"}[inv]
 						view := map[bool]string{true: "strided", false: "contig"}[strided]
 						path := fmt.Sprintf("%s/%s/%s/%s/%s", dtName(dt), blk, dir, view, dist)
-						t.Run(path, func(t *testing.T) { runRotate(t, dev, path, dt, k64, inv, strided, dist) })
+						t.Run(path, func(t *testing.T) { runRotate(t, l, path, dt, k64, inv, strided, dist) })
 					}
 				}
 			}
@@ -38,7 +40,7 @@ func TestRotate(t *testing.T) {
 	}
 }
 
-func runRotate(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype, k64, inv, strided bool, dist string) {
+func runRotate(t *testing.T, l *harness.Lib, path string, dt kernels.Dtype, k64, inv, strided bool, dist string) {
 	rng := rand.New(rand.NewPCG(caseSeed("rotate/"+path), 3))
 	T, H := []int{0, 1, 5, 37}[rng.IntN(4)], 1+rng.IntN(3)
 	if dist == "gauss" {
@@ -92,58 +94,6 @@ func runRotate(t *testing.T, dev *kernels.Device, path string, dt kernels.Dtype,
 			}
 		}
 	}
-	bufs := newBufSet(t, dev)
-	b := bufs.inout("x", kernels.Uint16Bytes(x))
-	a := kernels.RotateArgs{X: b.Ptr, StrideToken: int64(st), StrideHead: int64(sh), Dtype: dt, HeadSize: 256, NumTokens: int32(T), NumHds: int32(H), Signs: kernels.SignWords(signs.Words())}
-	if k64 {
-		a.KLayout = 1
-	}
-	if inv {
-		a.Inverse = 1
-	}
-	must(t, dev.Rotate(a), "rotate")
-	must(t, dev.Sync(), "sync after rotate")
-	bufs.checkCanaries(t, "rotate")
-	got := kernels.BytesUint16(read(t, b))
-	block := 256
-	if k64 {
-		block = 64
-	}
-	inRow := make([]bool, n)
-	bad := 0
-	row := make([]float32, 256)
-	for tk := 0; tk < T; tk++ {
-		for h := 0; h < H; h++ {
-			o := tk*st + h*sh
-			for d := range row {
-				row[d] = fromAct(x[o+d], dt)
-				inRow[o+d] = true
-			}
-			var want []float32
-			if inv {
-				want = oracle.Unrotate(row, signs, block)
-			} else {
-				want = oracle.Rotate(row, signs, block)
-			}
-			for d, w := range want {
-				wb, gb := toAct(w, dt), got[o+d]
-				same := wb == gb || (math.IsNaN(float64(w)) && math.IsNaN(float64(fromAct(gb, dt))))
-				if !same {
-					if bad++; bad <= 3 {
-						failf(t, "rotate row %d head %d dim %d: got %#04x (%g), expected %#04x (%g) = the oracle's float32 %g rounded to %s (input %#04x)",
-							tk, h, d, gb, fromAct(gb, dt), wb, fromAct(wb, dt), w, dtName(dt), x[o+d])
-					}
-				}
-			}
-		}
-	}
-	if bad > 3 {
-		failf(t, "rotate: %d elements differ in all", bad)
-	}
-	for i := range got {
-		if !inRow[i] && got[i] != x[i] {
-			failf(t, "rotate wrote element %d, in a gap between rows (stride_token %d, stride_head %d): %#04x, was %#04x", i, st, sh, got[i], x[i])
-			break
-		}
-	}
+	call := &harness.RotateCall{Dtype: harness.DtypeOf(dt), Rows: T, Heads: H, HeadGap: sh - 256, RowGap: st - H*sh, Block64: k64, Inverse: inv, Signs: signs, X: x}
+	report(t, "rotate", harness.Check(l, libImpl(t, l, arch.Rotate), call))
 }

@@ -7,145 +7,43 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
 
-// storeCase is one cache_store call (KERNELS.md §3.1) and everything needed to judge it.
+// storeCase is one cache_store call (docs/contract.md §3.1); the harness judges it
+// (harness.StoreCall).
 type storeCase struct {
-	f        oracle.Format
-	dt       kernels.Dtype
-	hkv      int
-	nb, bs   int
-	lbnhc    bool
-	ks, vs   oracle.Signs
-	slots    []int64  // slot_mapping, n entries (n ≤ T)
-	T        int      // token rows of key and value
-	key, val []uint16 // [T][Hkv][256] bits
-	kf, vf   []float32
-	hq       int    // > 0: key and value are views into one fused qkv buffer [T][hq+2·hkv][256]
-	hostMap  bool   // pass slot_mapping_host as well
-	cache    []byte // the cache before the store
+	f       oracle.Format
+	dt      kernels.Dtype
+	hkv     int
+	nb, bs  int
+	lbnhc   bool
+	ks, vs  oracle.Signs
+	slots   []int64 // slot_mapping, n entries (n ≤ T)
+	T       int     // token rows of key and value
+	kf, vf  []float32
+	hq      int    // > 0: key and value are views into one fused qkv buffer [T][hq+2·hkv][256]
+	hostMap bool   // pass slot_mapping_host as well
+	cache   []byte // the cache before the store
 }
 
-// storeResult is what a store left, judged.
-type storeResult struct {
-	after                []byte
-	written              int // slots written
-	identical, explained int
-}
-
-// run stores on the device and checks: status OK; every written slot accepted under FORMAT.md §10
-// (Identical or Explained); pad bytes of written slots and every byte outside them unchanged;
-// canaries around every buffer intact; key, value and slot_mapping unchanged.
-func (c *storeCase) run(t *testing.T, dev *kernels.Device, what string) storeResult {
+// run stores on the library and reports the harness's verdict (harness.StoreCall: every written
+// slot accepted under docs/format.md §10, pad bytes and every byte outside the written slots
+// unchanged, canaries intact, inputs unchanged, the same bytes twice). It returns the verdict; its
+// Output is the cache after the store.
+func (c *storeCase) run(t *testing.T, l *harness.Lib, what string) harness.Verdict {
 	t.Helper()
-	bufs := newBufSet(t, dev)
-	var keyPtr, valPtr uintptr
-	var kst, vst int64 = int64(c.hkv * 256), int64(c.hkv * 256)
-	if c.hq > 0 {
-		w := c.hq + 2*c.hkv
-		qkv := make([]uint16, c.T*w*256)
-		rng := rand.New(rand.NewPCG(uint64(c.T), uint64(c.hq)))
-		for i := range qkv {
-			qkv[i] = toAct(float32(rng.NormFloat64()), c.dt)
-		}
-		for tk := 0; tk < c.T; tk++ {
-			copy(qkv[(tk*w+c.hq)*256:], c.key[tk*c.hkv*256:(tk+1)*c.hkv*256])
-			copy(qkv[(tk*w+c.hq+c.hkv)*256:], c.val[tk*c.hkv*256:(tk+1)*c.hkv*256])
-		}
-		b := bufs.input("qkv", kernels.Uint16Bytes(qkv))
-		keyPtr, valPtr = b.Ptr+uintptr(c.hq*256*2), b.Ptr+uintptr((c.hq+c.hkv)*256*2)
-		kst, vst = int64(w*256), int64(w*256)
-	} else {
-		keyPtr = bufs.input("key", kernels.Uint16Bytes(c.key)).Ptr
-		valPtr = bufs.input("value", kernels.Uint16Bytes(c.val)).Ptr
+	call := &harness.StoreCall{Cache: newCache(t, c.f, c.cache, c.nb, c.hkv, c.bs, c.lbnhc), Dtype: harness.DtypeOf(c.dt), K: c.kf, V: c.vf,
+		Rows: c.T, Mapping: c.slots, KSigns: c.ks, VSigns: c.vs, FusedQHeads: c.hq, HostMap: c.hostMap}
+	v := harness.Check(l, libImpl(t, l, arch.Store), call)
+	report(t, what, v)
+	if v.Output == nil {
+		t.FailNow()
 	}
-	sm := bufs.input("slot_mapping", kernels.Int64Bytes(c.slots))
-	cb := bufs.inout("cache", c.cache)
-	view := newCache(t, c.f, c.cache, c.nb, c.hkv, c.bs, c.lbnhc)
-	a := kernels.StoreArgs{Key: keyPtr, Value: valPtr, Cache: cb.Ptr, SlotMapping: sm.Ptr,
-		KeyStrideToken: kst, KeyStrideHead: 256, ValueStrideToken: vst, ValueStrideHead: 256,
-		CacheStrideBlock: int64(view.StrideBlock), CacheStrideHead: int64(view.StrideHead), CacheStride: int64(view.StrideToken),
-		Fmt: int32(c.f.ID), Dtype: c.dt, HeadSize: 256, NumTokens: int32(len(c.slots)), NumKVHeads: int32(c.hkv),
-		NumBlocks: int32(c.nb), BlockSize: int32(c.bs), KSigns: kernels.SignWords(c.ks.Words()), VSigns: kernels.SignWords(c.vs.Words())}
-	if c.hostMap && len(c.slots) > 0 {
-		a.SlotMappingHost = &c.slots[0]
-	}
-	if err := dev.Store(a); err != nil {
-		fatalf(t, "%s: cache_store: %v", what, err)
-	}
-	must(t, dev.Sync(), what+": sync after cache_store")
-	bufs.checkCanaries(t, what+" (cache_store)")
-	bufs.checkInputs(t, what+" (cache_store)")
-	after := read(t, cb)
-	return c.judge(t, after, what)
-}
-
-// judge checks the cache bytes after a store against the bytes before it.
-func (c *storeCase) judge(t *testing.T, after []byte, what string) storeResult {
-	t.Helper()
-	res := storeResult{after: after}
-	acc, err := oracle.NewAcceptor(c.f, c.ks, c.vs)
-	must(t, err, "acceptor")
-	view := newCache(t, c.f, c.cache, c.nb, c.hkv, c.bs, c.lbnhc)
-	sb := c.f.SlotBytes()
-	data := c.f.OffScales() + 2*c.f.NumScales()
-	inSlot := make([]bool, len(after))
-	bad := 0
-	for tk, s := range c.slots {
-		if s < 0 || s >= int64(c.nb*c.bs) {
-			continue
-		}
-		for h := 0; h < c.hkv; h++ {
-			off := view.SlotOffset(int(s)/c.bs, h, int(s)%c.bs)
-			for i := off; i < off+sb; i++ {
-				inSlot[i] = true
-			}
-			res.written++
-			got := after[off : off+sb]
-			k := c.kf[(tk*c.hkv+h)*256:][:256]
-			v := c.vf[(tk*c.hkv+h)*256:][:256]
-			vd, err := acc.Accept(k, v, got)
-			must(t, err, "accept")
-			switch vd.Verdict {
-			case oracle.Identical:
-				res.identical++
-			case oracle.Explained:
-				res.explained++
-			default:
-				if bad++; bad <= 3 {
-					failf(t, "%s: slot_mapping[%d] = %d, KV head %d (block %d offset %d): stored slot refused by FORMAT.md §10: %s\n  stored %x\n  oracle %x",
-						what, tk, s, h, int(s)/c.bs, int(s)%c.bs, vd.Summary(), got[:data], vd.CanonicalBytes[:data])
-				}
-			}
-			for i := data; i < sb; i++ {
-				if got[i] != c.cache[off+i] {
-					failf(t, "%s: slot_mapping[%d] = %d, KV head %d: pad byte %d written (%#02x, was %#02x): the store must leave pad bytes untouched",
-						what, tk, s, h, i, got[i], c.cache[off+i])
-					break
-				}
-			}
-		}
-	}
-	if bad > 3 {
-		failf(t, "%s: %d slots refused in all", what, bad)
-	}
-	outside := 0
-	first := -1
-	for i := range after {
-		if !inSlot[i] && after[i] != c.cache[i] {
-			if first < 0 {
-				first = i
-			}
-			outside++
-		}
-	}
-	if outside > 0 {
-		failf(t, "%s: %d cache bytes outside the written slots changed, first at byte %d (%#02x, was %#02x): %s",
-			what, outside, first, after[first], c.cache[first], view.DescribeByte(first))
-	}
-	return res
+	return v
 }
 
 // storeAxes are the store grid's axes; every pair of values appears in some case (grid_test.go).
@@ -169,7 +67,7 @@ var storeFormats = map[string]oracle.FormatID{"k3v3": oracle.K3V3, "k3v4": oracl
 // middle, last; reversed, random, sparse), sign patterns, fused-QKV views, host or device slot
 // mapping and input distributions, and judges every byte (storeCase.judge).
 func TestStoreGrid(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	grid, err := buildGrid(storeAxes, 2, nil, *seedFlag)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +77,7 @@ func TestStoreGrid(t *testing.T) {
 		tokens = 120
 	}
 	t.Logf("%d cases (pairwise over %d axes), up to %d tokens each", len(grid), len(storeAxes), tokens)
-	var ident, expl, total int
+	var expl, total int
 	for _, gc := range grid {
 		path := fmt.Sprintf("%s/%s/%s/%s/%s/%s/%s/%s/%s/%s", gc["fmt"], gc["dt"], gc["hkv"], gc["bs"], gc["lay"], gc["map"], gc["signs"], gc["view"], gc["host"], gc["dist"])
 		t.Run(path, func(t *testing.T) {
@@ -207,14 +105,14 @@ func TestStoreGrid(t *testing.T) {
 			} else if gc["dist"] == "huge" {
 				dist.sigma = 8000 // fp16: up to ~6σ stays below 65504
 			}
-			c.key, c.kf = randRows(rng, c.T*c.hkv, c.dt, dist)
-			c.val, c.vf = randRows(rng, c.T*c.hkv, c.dt, dist)
+			_, c.kf = randRows(rng, c.T*c.hkv, c.dt, dist)
+			_, c.vf = randRows(rng, c.T*c.hkv, c.dt, dist)
 			c.cache = randBytes(rng, oracle.CacheBytes(c.f, c.nb, c.hkv, c.bs))
-			r := c.run(t, dev, "store")
-			ident, expl, total = ident+r.identical, expl+r.explained, total+r.written
+			v := c.run(t, l, "store")
+			expl, total = expl+v.Explained, total+v.Judged
 		})
 	}
-	t.Logf("%d slots written: %d identical to the oracle, %d explained by FORMAT.md §10", total, ident, expl)
+	t.Logf("%d slots written: %d identical to the oracle, %d explained by docs/format.md §10", total, total-expl, expl)
 }
 
 // storeMapping returns a slot_mapping of n entries into nslots slots for a pattern.
@@ -264,7 +162,7 @@ func storeMapping(rng *rand.Rand, pattern string, n, nslots int) []int64 {
 // integers exactly) in both layouts at a slot in the middle of a cache of 0xAA and requires the
 // spec's bytes, pad untouched.
 func TestStoreWorkedExample(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	want := map[oracle.FormatID]string{
 		oracle.K3V4:        "54d218bb48a478745b4754b835ac74b61bba7c5ab35b74428b6d8abd65135ed7f7e932eaf4826c52b4846498f97378447c35b8151855dec0cb938a96ad5f4de4913290ffde6a2a5998dda54d71df09af30811263317d1d7b59fd0368849474314688df50b815e9d11836d5c975b995786782bd6ac56887ba987fa8b6c314c7c633973b6876384838c6e88584767c95439311aa44aa9379e793c4c97788816666c8d8a3b437c52d64be6b6da7966c8d9b8d467ad791c6576537b65137739b4a572d965442d3635c859dc1488aa5c35cb974383d98f95258764cc5779f8a4232c3997b3bb264ad528e8d41644060405c403843",
 		oracle.K3V3:        "54d218bb48a478745b4754b835ac74b61bba7c5ab35b74428b6d8abd65135ed7f7e932eaf4826c52b4846498f97378447c35b8151855dec0cb938a96ad5f4de4913290ffde6a2a5998dda54d71df09af30811263317d1d7b59fd0368849474314688df50b815e9d1e0472ac8afc1365d902fb4b7f543854cfbec22925110c5f9010af8ff78a865e63bed2e1702bbbdefd71758b796d3aa296298a841ce9486f01a8a5f93e06d9535816cbad70b615b5ae2877a823eba6320bb851d2e902e4480cb1a553f3dd210eb8d41644060405c40cf41",
@@ -277,21 +175,19 @@ func TestStoreWorkedExample(t *testing.T) {
 				t.Run(path, func(t *testing.T) {
 					c := &storeCase{f: kernelFormat(t, id), dt: dt, hkv: 2, nb: 2, bs: 16, lbnhc: lbnhc, T: 1, slots: []int64{21},
 						ks: oracle.DefaultSigns(256), vs: oracle.DefaultSigns(256)}
-					c.key, c.val = make([]uint16, 2*256), make([]uint16, 2*256)
 					c.kf, c.vf = make([]float32, 2*256), make([]float32, 2*256)
 					for h := 0; h < 2; h++ {
 						for d := 0; d < 256; d++ {
 							c.kf[h*256+d] = float32((37*d+11)%7 - 3)
 							c.vf[h*256+d] = float32((53*d+5)%9 - 4)
-							c.key[h*256+d], c.val[h*256+d] = toAct(c.kf[h*256+d], dt), toAct(c.vf[h*256+d], dt)
 						}
 					}
 					c.cache = make([]byte, oracle.CacheBytes(c.f, c.nb, c.hkv, c.bs))
 					for i := range c.cache {
 						c.cache[i] = 0xAA
 					}
-					r := c.run(t, dev, "worked example")
-					view := newCache(t, c.f, r.after, c.nb, c.hkv, c.bs, c.lbnhc)
+					v := c.run(t, l, "worked example")
+					view := newCache(t, c.f, v.Output, c.nb, c.hkv, c.bs, c.lbnhc)
 					w, _ := hex.DecodeString(want[id])
 					for h := 0; h < 2; h++ {
 						got := view.Slot(1, h, 5)[:len(w)]
@@ -310,7 +206,7 @@ func TestStoreWorkedExample(t *testing.T) {
 // below fp16's range, all-zero and all-negative-zero rows, constant rows (exact threshold ties), and
 // a spike in one dim.
 func TestStoreEdgeValues(t *testing.T) {
-	dev := device(t)
+	l := lib(t)
 	for _, id := range oracle.AllFormats {
 		for _, dt := range []kernels.Dtype{kernels.F16, kernels.BF16} {
 			path := fmt.Sprintf("%s/%s", fmtName(id), dtName(dt))
@@ -340,15 +236,12 @@ func TestStoreEdgeValues(t *testing.T) {
 				c := &storeCase{f: kernelFormat(t, id), dt: dt, hkv: 1, nb: 2, bs: 16, T: len(rows), ks: oracle.DefaultSigns(256), vs: oracle.DefaultSigns(256)}
 				for i, r := range rows {
 					for d := 0; d < 256; d++ {
-						kb, vb := toAct(r.k(d), dt), toAct(r.v(d), dt)
-						c.key, c.val = append(c.key, kb), append(c.val, vb)
-						c.kf, c.vf = append(c.kf, fromAct(kb, dt)), append(c.vf, fromAct(vb, dt))
+						c.kf, c.vf = append(c.kf, fromAct(toAct(r.k(d), dt), dt)), append(c.vf, fromAct(toAct(r.v(d), dt), dt))
 					}
 					c.slots = append(c.slots, int64(2*i))
 				}
 				c.cache = randBytes(rng, oracle.CacheBytes(c.f, c.nb, c.hkv, c.bs))
-				r := c.run(t, dev, "edge values")
-				t.Logf("%d slots: %d identical to the oracle, %d explained", r.written, r.identical, r.explained)
+				c.run(t, l, "edge values")
 			})
 		}
 	}

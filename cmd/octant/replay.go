@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/harness"
 )
 
 // runReplay re-runs reproducer files (corpus/regressions/<op>/*.json) against the oracle.
@@ -28,10 +29,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	var g *fuzz.GPU
+	var g *harness.Lib
 	if *lib != "" {
 		var err error
-		if g, err = fuzz.OpenGPU(*lib); err != nil {
+		if g, err = harness.Open(*lib); err != nil {
 			fmt.Fprintf(stderr, "octant replay: --lib %s: %v\n", *lib, err)
 			return 2
 		}
@@ -40,7 +41,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	status := 0
 	for _, p := range fs.Args() {
-		if _, err := fuzz.ReadReproducer(p); err != nil {
+		if _, err := harness.ReadReproducer(p); err != nil {
 			fmt.Fprintf(stderr, "octant replay: %v\n", err)
 			return 2
 		}

@@ -1,9 +1,10 @@
-package fuzz
+package harness
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
 
@@ -22,6 +23,22 @@ var Dtypes = []Dtype{F16, BF16}
 
 // Valid reports whether t is fp16 or bf16.
 func (t Dtype) Valid() bool { return t == F16 || t == BF16 }
+
+// Kernel is the C ABI's enum value for t.
+func (t Dtype) Kernel() kernels.Dtype {
+	if t == BF16 {
+		return kernels.BF16
+	}
+	return kernels.F16
+}
+
+// DtypeOf is the activation dtype of a C ABI enum value (fp16 for anything but bf16).
+func DtypeOf(k kernels.Dtype) Dtype {
+	if k == kernels.BF16 {
+		return BF16
+	}
+	return F16
+}
 
 // Oracle is the oracle's name for t.
 func (t Dtype) Oracle() oracle.Dtype {

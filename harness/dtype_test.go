@@ -1,7 +1,8 @@
-package fuzz
+package harness
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/octant-kv/octant/oracle"
@@ -25,7 +26,7 @@ func TestRoundFastPath(t *testing.T) {
 			check(-x)
 		}
 	}
-	r := newRand(1, 1)
+	r := rand.New(rand.NewPCG(1, 1))
 	for i := 0; i < 1<<16; i++ {
 		check(math.Float32frombits(r.Uint32()))
 	}

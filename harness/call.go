@@ -1,0 +1,98 @@
+package harness
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/kernels"
+)
+
+// Call is one call of an op with its inputs made concrete (DecodeCall, PrefillCall, StoreCall,
+// ReduceCall, RotateCall): what every judge receives, whoever generated it (the kernel grids, the
+// fuzz targets, the conformance battery, a reproducer).
+type Call interface {
+	Op() arch.Op
+	// judge runs the call on im (on l's device, or the oracle's own model when im.Oracle) and
+	// judges the output.
+	judge(l *Lib, im Impl) Verdict
+}
+
+// Check runs c on one implementation and judges it.
+func Check(l *Lib, im Impl, c Call) Verdict { return c.judge(l, im) }
+
+// CheckAll runs c on every implementation of its op in l (Impls; nil l: the oracle alone) and
+// returns one verdict per implementation, in order. A library that offers no implementation of a
+// tiered op gives one failing verdict saying so.
+func CheckAll(l *Lib, c Call) []Verdict {
+	impls, err := Impls(l, c.Op())
+	if err != nil {
+		v := newVerdict(c.Op(), Impl{Name: "library"})
+		return []Verdict{v.fail(err)}
+	}
+	out := make([]Verdict, 0, len(impls))
+	for _, im := range impls {
+		out = append(out, c.judge(l, im))
+	}
+	return out
+}
+
+// finish completes one library call of op: the call's own error (launchErr), then a device sync,
+// then the buffer set's canaries and inputs (kernels.BufferSet.Verify). Every library run ends
+// this way before its outputs are read back.
+func (l *Lib) finish(bufs *kernels.BufferSet, op string, launchErr error) error {
+	if launchErr != nil {
+		return fmt.Errorf("%s: %w", op, launchErr)
+	}
+	if err := l.Dev.Sync(); err != nil {
+		return fmt.Errorf("sync after %s: %w", op, err)
+	}
+	return bufs.Verify(op)
+}
+
+// outputRows reads back an fp16/bf16 output of rows rows of rowElems elements each, stride
+// elements apart, filled with 0xFF bytes before the call (kernels.UnpackRows: op must not have
+// written the gaps).
+func outputRows(out *kernels.SetBuffer, op string, rows, rowElems, stride int) ([]uint16, error) {
+	rb, err := out.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	got, err := kernels.UnpackRows(rb, rows, rowElems, stride)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return got, nil
+}
+
+// sameBits compares the outputs of two runs of one call, element by element: a library must give
+// the same bits for the same inputs, and a difference is reported as a nondeterministic result (a
+// race?) with the first differing element (what(i)) and its value after each run.
+func sameBits[E uint8 | uint16](op string, first, second []E, what func(i int) string) error {
+	digits := bits.Len64(uint64(^E(0))) / 4 // hex digits of an element: 2 for bytes, 4 for fp16/bf16 bits
+	for i := range first {
+		if first[i] != second[i] {
+			return fmt.Errorf("nondeterministic %s (a race?): %s is %#0*x after one run, %#0*x after another", op, what(i), digits, first[i], digits, second[i])
+		}
+	}
+	return nil
+}
+
+// elemIndex describes flat element i of an output by its index alone.
+func elemIndex(i int) string { return fmt.Sprintf("element %d", i) }
+
+// elemName describes flat element e of a [rows][heads][d] output.
+func elemName(e, heads, d int) string {
+	return fmt.Sprintf("row %d head %d dim %d", e/(heads*d), e/d%heads, e%d)
+}
+
+// ActBytes rounds x to t and returns the little-endian bits of every element: an activation
+// tensor as a kernel reads it.
+func (t Dtype) ActBytes(x []float32) []byte {
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(b[2*i:], t.Bits(v))
+	}
+	return b
+}

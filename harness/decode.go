@@ -1,0 +1,324 @@
+package harness
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/oracle"
+)
+
+// DecodeCall is one decode call (docs/contract.md §3.3) with concrete inputs: everything the
+// oracle sees (In: cache, query values exactly representable in Dtype, block table, query maps,
+// sm_scale, signs) and the launch parameters only a kernel sees: the split count, the query group
+// (consecutive rows sharing one workgroup's K/V reads, 1..4), the partials row stride (0: the
+// default), a query tensor that is a view into a fused QKV tensor (QueryPadHeads extra heads
+// after each row's query heads), output rows with OutPad elements of gap after them (which must
+// stay untouched), and a workspace of finite stale values instead of NaN.
+type DecodeCall struct {
+	In             *oracle.DecodeInput
+	Dtype          Dtype
+	NumSplits      int
+	QueryGroup     int
+	PartialStride  int // 0: oracle.DefaultPartialStride
+	QueryPadHeads  int
+	OutPad         int
+	StaleWorkspace bool // fill the partials with byte 0x3F (about 0.75 as fp32) instead of 0xFF (NaN)
+
+	memo oracleMemo
+}
+
+// Op is arch.Decode.
+func (c *DecodeCall) Op() arch.Op { return arch.Decode }
+
+func (c *DecodeCall) pstride() int {
+	if c.PartialStride == 0 {
+		return oracle.DefaultPartialStride
+	}
+	return c.PartialStride
+}
+
+// workgroups is the decode launch's size: ⌈num_q/query_group⌉ · num_splits · Hkv.
+func (c *DecodeCall) workgroups() int {
+	qg := max(1, c.QueryGroup)
+	return (c.In.NumQ() + qg - 1) / qg * c.NumSplits * c.In.Cache.NumKVHeads
+}
+
+// DecodeTiming accumulates where the decode judge's time goes (oracle: the profile model and
+// exact attention, computed while the device runs; device: uploads, launches, read-back and the
+// buffer checks, twice per tier). The decode fuzz target logs it.
+var DecodeTiming = NewTiming()
+
+// oracleMemo computes the oracle's side of a call once, for every implementation judged on it,
+// and lets the computation run while the device does.
+type oracleMemo struct {
+	mu      sync.Mutex
+	entries map[string]*memoEntry
+}
+
+type memoEntry struct {
+	done chan struct{}
+	val  any
+	err  error
+}
+
+// start begins computing key with f (once per key) and returns a function that waits for it.
+func (m *oracleMemo) start(key string, f func() (any, error)) func() (any, error) {
+	m.mu.Lock()
+	if m.entries == nil {
+		m.entries = map[string]*memoEntry{}
+	}
+	e, ok := m.entries[key]
+	if !ok {
+		e = &memoEntry{done: make(chan struct{})}
+		m.entries[key] = e
+		go func() {
+			defer close(e.done)
+			e.val, e.err = f()
+		}()
+	}
+	m.mu.Unlock()
+	return func() (any, error) {
+		<-e.done
+		return e.val, e.err
+	}
+}
+
+// profile starts the oracle's model of the call under profile p.
+func (c *DecodeCall) profile(p oracle.Profile) func() (*oracle.ProfileResult, error) {
+	w := c.memo.start("profile/"+string(p), func() (any, error) {
+		t0 := time.Now()
+		defer DecodeTiming.Add("oracle", t0)
+		r, err := oracle.DecodeProfile(p, c.In, oracle.ProfileOptions{Out: c.Dtype.Oracle()})
+		if err != nil {
+			return nil, fmt.Errorf("oracle.DecodeProfile(%s): %w", p, err)
+		}
+		return r, nil
+	})
+	return func() (*oracle.ProfileResult, error) {
+		v, err := w()
+		r, _ := v.(*oracle.ProfileResult)
+		return r, err
+	}
+}
+
+// exact starts exact attention on the dequantized cache (oracle.ExactDecode).
+func (c *DecodeCall) exact() func() ([]float64, error) {
+	w := c.memo.start("exact", func() (any, error) {
+		t0 := time.Now()
+		defer DecodeTiming.Add("exact", t0)
+		return oracle.ExactDecode(c.In)
+	})
+	return func() ([]float64, error) {
+		v, err := w()
+		r, _ := v.([]float64)
+		return r, err
+	}
+}
+
+// declaredProfile is the decode profile an implementation declares (the oracle's own model: the
+// portable tier's dot4-int8q).
+func declaredProfile(im Impl, op arch.Op) (oracle.Profile, error) {
+	if im.Oracle {
+		return oracle.ProfileDot4Int8Q, nil
+	}
+	decl := im.Tier.Profile(op)
+	p, err := oracle.ParseProfile(decl)
+	if err != nil {
+		return "", fmt.Errorf("tier %s declares %s profile %q: %w", im.Name, op, decl, err)
+	}
+	if !p.ReadsCache() {
+		return "", fmt.Errorf("tier %s declares %s profile %q: the oracle has no decode model for it", im.Name, op, p)
+	}
+	return p, nil
+}
+
+// judge runs the call on im and judges it: padding rows exactly ±0; every element within the
+// declared profile's bound of the oracle's model; the batch within the contract's relative L2 of
+// exact attention (Verdict's rule); canaries, inputs and output gaps intact; the same bits when
+// run twice.
+func (c *DecodeCall) judge(l *Lib, im Impl) Verdict {
+	v := newVerdict(arch.Decode, im)
+	DecodeTiming.Count()
+	p, err := declaredProfile(im, arch.Decode)
+	if err != nil {
+		return v.fail(err)
+	}
+	model, exact := c.profile(p), c.exact()
+	var raw []uint16
+	if im.Oracle {
+		raw, err = c.runOracle()
+	} else {
+		t0 := time.Now()
+		raw, err = c.runLib(l, im.Tier)
+		if err == nil && l.repeat(c.workgroups()) {
+			var again []uint16
+			if again, err = c.runLib(l, im.Tier); err != nil {
+				err = fmt.Errorf("second run: %w", err)
+			} else {
+				err = sameBits("decode", raw, again, func(e int) string { return elemName(e, c.In.NumQHeads, c.In.Cache.F.HeadSize) })
+			}
+		}
+		DecodeTiming.Add("device", t0)
+	}
+	if err != nil {
+		return v.fail(err)
+	}
+	v.Output = kernels.Uint16Bytes(raw)
+	got := make([]float64, len(raw))
+	for i, b := range raw {
+		got[i] = float64(c.Dtype.FromBits(b))
+	}
+	if err := c.checkPadding(raw, got); err != nil {
+		return v.fail(err)
+	}
+	res, err := model()
+	if err != nil {
+		return v.fail(err)
+	}
+	ex, err := exact()
+	if err != nil {
+		return v.fail(err)
+	}
+	return judgeAttention(v, p, res, got, ex, nil, func(e int) string { return elemName(e, c.In.NumQHeads, c.In.Cache.F.HeadSize) },
+		fmt.Sprintf("the %s profile's fp32 arithmetic and %s output rounding, oracle.DecodeProfile, docs/bounds.md", p, c.Dtype))
+}
+
+// checkPadding: a row that attends to nothing is written as exact zeros (docs/contract.md §3.3).
+func (c *DecodeCall) checkPadding(raw []uint16, got []float64) error {
+	in := c.In
+	d := in.Cache.F.HeadSize
+	rowLen := in.NumQHeads * d
+	for i := 0; i < in.NumQ(); i++ {
+		if in.Klen(i) != 0 {
+			continue
+		}
+		for e := i * rowLen; e < (i+1)*rowLen; e++ {
+			if raw[e]&0x7FFF != 0 {
+				return fmt.Errorf("padding row %d (q_to_req %d, q_to_klen %d) is not exactly zero: %s = %#04x (%g); bound 0 (docs/contract.md §3.3: rows that attend to nothing are written as exact zeros)",
+					i, in.QToReq[i], in.QToKlen[i], elemName(e, in.NumQHeads, d), raw[e], got[e])
+			}
+		}
+	}
+	return nil
+}
+
+// judgeAttention applies the bound and contract rules shared by decode and prefill (Verdict) to an
+// output got, the declared profile's result and exact attention. judged, when not nil, masks the
+// elements a claim is made about (prefill: the rows of some sequence). The contract distance is
+// taken over the elements the profile bounds (a +Inf bound, where the profile's own arithmetic
+// overflows or the cache holds non-finite scales, makes no claim).
+//
+// With every element within its bound of the model, the output's distance from exact attention
+// exceeds the model's by at most the bounds' norm: a contract miss is then the declared profile's
+// on this input, not the tier's, and the verdict is a QualityWarning that says so; an element
+// outside its bound is a Fail, whatever the distance.
+func judgeAttention(v Verdict, p oracle.Profile, res *oracle.ProfileResult, got, exact []float64, judged []bool, name func(int) string, boundWhy string) Verdict {
+	worst, ratio := res.Check(got)
+	v.Ratio = ratio
+	var g, e, m []float64
+	for j := range got {
+		if judged != nil && !judged[j] {
+			continue
+		}
+		v.Judged++
+		if b := res.Bound[j]; math.IsInf(b, 1) || math.IsNaN(b) {
+			continue
+		}
+		g, e, m = append(g, got[j]), append(e, exact[j]), append(m, res.Model[j])
+	}
+	v.RelL2 = oracle.RelL2(g, e)
+	v.ModelRelL2 = oracle.RelL2(m, e)
+	if ratio > 1 {
+		where := "within"
+		if !(v.RelL2 < oracle.ContractRelL2) {
+			where = "outside"
+		}
+		return v.failf("(profile %s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (bound: %s); relative L2 from exact attention %.3g, %s the contract's %g",
+			p, name(worst), got[worst], res.Model[worst], res.Bound[worst], math.Abs(got[worst]-res.Model[worst]), ratio, boundWhy, v.RelL2, where, oracle.ContractRelL2)
+	}
+	if v.RelL2 < oracle.ContractRelL2 {
+		return v
+	}
+	v.Status = QualityWarning
+	v.Err = fmt.Errorf("%s: relative L2 from exact attention %.3g, not below the contract's %g (docs/contract.md §5); every element is within the declared profile %s's bound (worst %.3g) and the profile's own model is %.3g from exact attention: the profile, not the tier, misses the contract on this input",
+		v.Impl, v.RelL2, oracle.ContractRelL2, p, ratio, v.ModelRelL2)
+	return v
+}
+
+// runOracle is the oracle as an implementation: the profile's float32 model of the portable tier
+// (oracle.DecodeProfileF32 over the portable split geometry), rounded to the dtype.
+func (c *DecodeCall) runOracle() ([]uint16, error) {
+	geom, err := oracle.PortableGeometry(c.In.KVMax(), c.NumSplits)
+	if err != nil {
+		return nil, err
+	}
+	got, err := oracle.DecodeProfileF32(oracle.ProfileDot4Int8Q, c.In, geom, c.Dtype.Oracle())
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]uint16, len(got))
+	for j, x := range got {
+		raw[j] = c.Dtype.Bits(float32(x))
+	}
+	return raw, nil
+}
+
+// runLib uploads the call and runs decode once on tier, checking the status, the workspace size
+// the library asks for, the canaries, that inputs are unchanged and that the gap after each output
+// row is untouched.
+func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
+	in, dt := c.In, c.Dtype
+	d := in.Cache.F.HeadSize
+	nq, hq, hkv := in.NumQ(), in.NumQHeads, in.Cache.NumKVHeads
+	qTok := (hq + c.QueryPadHeads) * d
+	q := make([]byte, 2*max(nq*qTok, 1))
+	one := dt.Bits(1)
+	for i := 0; i < nq; i++ {
+		for j := 0; j < qTok; j++ {
+			x := one // the K and V parts of a fused tensor
+			if j < hq*d {
+				x = dt.Bits(in.Query[i*hq*d+j])
+			}
+			binary.LittleEndian.PutUint16(q[2*(i*qTok+j):], x)
+		}
+	}
+	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	defer bufs.Free()
+	query := bufs.Input("query", q)
+	cache := bufs.Input("cache", in.Cache.Data)
+	bt := bufs.Input("block_table", kernels.Int32Bytes(in.BlockTable))
+	qr := bufs.Input("q_to_req", kernels.Int32Bytes(in.QToReq))
+	qk := bufs.Input("q_to_klen", kernels.Int32Bytes(in.QToKlen))
+	outTok := hq*d + c.OutPad
+	out := bufs.Output("out", 2*nq*outTok, 0xFF)
+	ws := l.Dev.WorkspaceBytes(nq, hq, c.NumSplits, c.PartialStride)
+	if want := uint64(nq * hq * c.NumSplits * c.pstride() * 4); ws != want {
+		return nil, fmt.Errorf("octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", nq, hq, c.NumSplits, c.PartialStride, ws, want)
+	}
+	fill := byte(0xFF)
+	if c.StaleWorkspace {
+		fill = 0x3F
+	}
+	part := bufs.Output("partials", int(ws), fill)
+	if err := bufs.Err(); err != nil {
+		return nil, err
+	}
+	f := in.Cache.F
+	a := kernels.DecodeArgs{Out: out.Ptr, Query: query.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, QToReq: qr.Ptr, QToKlen: qk.Ptr,
+		Partials: part.Ptr, PartialsBytes: ws, OutStrideToken: int64(outTok), OutStrideHead: int64(d), QueryStrideToken: int64(qTok), QueryStrideHead: int64(d),
+		CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead), CacheStrideTk: int64(in.Cache.StrideToken),
+		Fmt: int32(f.ID), Dtype: dt.Kernel(), HeadSize: int32(d), Tier: tier.Tier, NumQ: int32(nq), NumQHeads: int32(hq), NumKVHeads: int32(hkv),
+		NumReqs: int32(in.NumReqs), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize), MaxBlocks: int32(in.MaxBlocks),
+		NumSplits: int32(c.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
+		KSigns: kernels.SignWords(in.KSigns.Words()), VSigns: kernels.SignWords(in.VSigns.Words())}
+	op := "decode (tier " + tier.Name + ")"
+	if err := l.finish(bufs, op, l.Dev.Decode(a)); err != nil {
+		return nil, err
+	}
+	return outputRows(out, op, nq, hq*d, outTok)
+}

@@ -1,0 +1,36 @@
+// Package harness is Octant's one judge of the Octave kernels: every caller that runs a kernel
+// and decides whether its output is right — the kernel grid tests (kernels/*_test.go), the fuzz
+// targets (package fuzz), `octant conform`, `octant replay` and `octant mutate` (through the
+// test binaries it runs) — goes through the functions here, so that a case means the same thing
+// wherever it comes from. It is in the style of Go's crypto/internal/cryptotest: one test body,
+// every implementation.
+//
+// # Contract
+//
+//   - A [Lib] is a kernel library, its device 0 and the tiers the device offers ([Open], or
+//     [Env] for $OCTANT_LIB).
+//   - A [Call] is one call of an op with concrete inputs: [DecodeCall], [PrefillCall],
+//     [StoreCall], [ReduceCall], [RotateCall]. Whoever builds it (a grid, a rapid generator, the
+//     seeded conformance generator, a reproducer), the judge is the same.
+//   - [Impls] lists the implementations of an op: with no library the oracle alone (its float32
+//     model of the op's arithmetic, held to the same judgement, so CI exercises every judge
+//     without a GPU); with a library, each tier that offers the op (decode, prefill) or the
+//     library's one implementation (store, rotate, reduce).
+//   - [Check] runs a call on one implementation and returns a [Verdict]; [CheckAll] does so for
+//     every implementation. Each library run uploads every input between canary bytes
+//     (kernels.BufferSet), fills outputs with NaN (0xFF bytes), checks the status, syncs, then
+//     checks the canaries, that every input is unchanged and that output gaps are untouched; it
+//     runs the call a second time and requires the same bits (except on the CPU emulator for
+//     launches of more than 256 workgroups: the emulator cannot show a race).
+//   - One verdict rule ([Verdict]): Fail on any error status, canary, modified input, written gap
+//     or padding row, nondeterminism, or an element outside its declared profile's bound;
+//     QualityWarning when every element is within its bound but the output is not within the
+//     contract's relative L2 of exact attention (then the declared profile, not the tier, misses
+//     the contract on that input); Pass otherwise. Docs: docs/contract.md §5, docs/bounds.md.
+//   - [Reproducer] is the file format of a failing case (corpus/regressions/<op>/*.json),
+//     written by the fuzz properties and `octant conform`, replayed by `octant replay` and
+//     `make test`.
+//
+// Adding a tier to every judge is adding it to the library (csrc), the registry (arch) and its
+// profile to the oracle: [Impls] picks it up from the device's tier list.
+package harness

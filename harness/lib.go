@@ -1,0 +1,138 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/kernels"
+)
+
+// LibEnv names the environment variable that holds the kernel library the tests run
+// (build/liboctave_cuda.so, build/liboctave_hip.so, or the CPU emulator build/liboctave_emu.so).
+const LibEnv = "OCTANT_LIB"
+
+// ErrNoLib is returned by Env when $OCTANT_LIB is not set: tests that need a library skip with it.
+var ErrNoLib = errors.New(LibEnv + " not set: set it to a kernel library (make emu: build/liboctave_emu.so; make cuda; make hip) to run the kernels")
+
+// Lib is an opened kernel library, its device 0 and the tiers the device offers: what every judge
+// runs implementations on.
+type Lib struct {
+	Path  string
+	Lib   *kernels.Lib
+	Dev   *kernels.Device
+	Tiers []kernels.TierDesc
+}
+
+// PoolBytes is how much freed device memory the fuzz targets and the conformance runner let a
+// Lib keep for reuse (kernels.Device.EnablePool): a case allocates and frees its buffers twice per
+// tier, and the runtime's allocator would cost more than the kernels. The kernel grid tests keep
+// exact allocations (compute-sanitizer memcheck sees an overrun into a pooled allocation's slack
+// only then).
+const PoolBytes = 1 << 30
+
+// Open opens the library at path and its device 0 and lists its tiers.
+func Open(path string) (*Lib, error) {
+	l, err := kernels.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("opening device 0 of %s: %w", path, err)
+	}
+	tiers, err := d.Tiers()
+	if err != nil {
+		d.Close()
+		l.Close()
+		return nil, fmt.Errorf("listing the tiers of %s: %w", path, err)
+	}
+	return &Lib{Path: path, Lib: l, Dev: d, Tiers: tiers}, nil
+}
+
+// Close releases the device and the library.
+func (l *Lib) Close() error {
+	return errors.Join(l.Dev.Close(), l.Lib.Close())
+}
+
+// String names the library and the device.
+func (l *Lib) String() string {
+	return fmt.Sprintf("%s on %s (%s; %s)", l.Path, l.Dev.Info.Name, l.Dev.Info.Arch, l.Lib.BuildInfo())
+}
+
+// OnTier returns a view of l that offers only the named tier (the conformance battery judges one
+// tier at a time).
+func (l *Lib) OnTier(name string) *Lib {
+	v := *l
+	v.Tiers = nil
+	for _, t := range l.Tiers {
+		if t.Name == name {
+			v.Tiers = append(v.Tiers, t)
+		}
+	}
+	return &v
+}
+
+// Offers reports whether l implements op on the named tier (untiered ops: the portable
+// implementation every library has).
+func (l *Lib) Offers(op arch.Op, tier string) bool {
+	if !op.Tiered() {
+		return tier == PortableImpl
+	}
+	for _, t := range l.Tiers {
+		if t.Name == tier && t.Offers(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// TierNames lists the tiers the device offers.
+func (l *Lib) TierNames() []string {
+	var n []string
+	for _, t := range l.Tiers {
+		n = append(n, t.Name)
+	}
+	return n
+}
+
+// emulator reports whether l is the CPU emulator build, which runs workgroups one at a time in a
+// fixed order: a race cannot show there.
+func (l *Lib) emulator() bool { return l.Dev.Info.Arch == "emu" }
+
+// maxEmuRepeat is the largest launch (workgroups) the judges run a second time on the CPU
+// emulator to compare bits: the emulator cannot show a race, and a second run of a large launch
+// would double its time. On a GPU every call runs twice.
+const maxEmuRepeat = 256
+
+// repeat reports whether a call of the given number of workgroups runs twice.
+func (l *Lib) repeat(workgroups int) bool { return !l.emulator() || workgroups <= maxEmuRepeat }
+
+var envLib struct {
+	once sync.Once
+	l    *Lib
+	err  error
+}
+
+// Env opens $OCTANT_LIB once per process (ErrNoLib when unset).
+func Env() (*Lib, error) {
+	envLib.once.Do(func() {
+		p := os.Getenv(LibEnv)
+		if p == "" {
+			envLib.err = ErrNoLib
+			return
+		}
+		envLib.l, envLib.err = Open(p)
+	})
+	return envLib.l, envLib.err
+}
+
+// CloseEnv closes the library Env opened, if any (a test binary's TestMain).
+func CloseEnv() {
+	if envLib.l != nil {
+		envLib.l.Close()
+	}
+}

@@ -1,0 +1,170 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Reproducer is one case a property failed on (or an example), as written under
+// corpus/regressions/<op>/: the property, the case in the property's own JSON form (everything
+// needed to rebuild it: concrete inputs where they are small, recipes and seeds with a digest where
+// they are not), and the verdict it got.
+type Reproducer struct {
+	Op       string          `json:"op"`       // "slot", "querymap", "merge": the directory
+	Property string          `json:"property"` // e.g. "slot-roundtrip"
+	Target   string          `json:"target"`   // what was checked: "oracle", or "lib" (a kernel library)
+	Case     json.RawMessage `json:"case"`
+	Verdict  ReproVerdict    `json:"verdict"`
+	Found    string          `json:"found,omitempty"` // when and with what the case was recorded
+	Note     string          `json:"note,omitempty"`
+}
+
+// ReproVerdict is the outcome recorded with a reproducer.
+type ReproVerdict struct {
+	Status  string `json:"status"` // "fail" (written by a failing property) or "pass" (an example)
+	Message string `json:"message,omitempty"`
+}
+
+// Replay targets: TargetOracle properties check the oracle; TargetLib properties (the GPU targets)
+// check a kernel library against the oracle and replay with one (`octant replay --lib PATH`), or
+// against the oracle alone without it.
+const (
+	TargetOracle = "oracle"
+	TargetLib    = "lib"
+)
+
+// ReplayCommand is the command that replays a reproducer file, run from the repository root.
+// $OCTANT_REPLAY_CMD overrides it in failure messages (a machine without Go runs the prebuilt
+// binary: OCTANT_REPLAY_CMD="bin/octant replay").
+const ReplayCommand = "go run ./cmd/octant replay"
+
+// ReplayCommandEnv names the environment variable that overrides ReplayCommand in messages.
+const ReplayCommandEnv = "OCTANT_REPLAY_CMD"
+
+// ReplayCmd is the replay command for messages: $OCTANT_REPLAY_CMD, or ReplayCommand.
+func ReplayCmd() string {
+	if c := os.Getenv(ReplayCommandEnv); c != "" {
+		return c
+	}
+	return ReplayCommand
+}
+
+// RegressionsEnv names an environment variable: the directory that failing properties write
+// reproducers to (default: corpus/regressions of the module holding the working directory), or
+// "off" to write none.
+const RegressionsEnv = "OCTANT_REGRESSIONS"
+
+// ModuleRoot finds the directory of this module's go.mod, walking up from the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(b, []byte("module github.com/octant-kv/octant")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod of module github.com/octant-kv/octant above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// RegressionsDir is where reproducers go: $OCTANT_REGRESSIONS, or corpus/regressions at the
+// module root. It returns "" when writing is turned off.
+func RegressionsDir() (string, error) {
+	if d, ok := os.LookupEnv(RegressionsEnv); ok {
+		if d == "off" || d == "" {
+			return "", nil
+		}
+		return d, nil
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("%w (set %s)", err, RegressionsEnv)
+	}
+	return filepath.Join(root, "corpus", "regressions"), nil
+}
+
+// DisplayPath is path relative to the module root when it lies inside it (the replay command
+// runs there), else absolute.
+func DisplayPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if root, err := ModuleRoot(); err == nil {
+		if rel, err := filepath.Rel(root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return abs
+}
+
+// Encode is the reproducer as indented JSON.
+func (r *Reproducer) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write stores the reproducer as dir/<op>/<property>-<hash of the case>.json and returns the
+// path.
+func (r *Reproducer) Write(dir string) (string, error) {
+	b, err := r.Encode()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(r.Case)
+	d := filepath.Join(dir, r.Op)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(d, fmt.Sprintf("%s-%s.json", r.Property, hex.EncodeToString(sum[:6])))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// ReadReproducer loads a reproducer file.
+func ReadReproducer(path string) (*Reproducer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Reproducer
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a reproducer: %w", path, err)
+	}
+	if r.Property == "" || len(r.Case) == 0 {
+		return nil, fmt.Errorf("%s: not a reproducer: expected the fields property and case", path)
+	}
+	return &r, nil
+}
+
+// DecodeCase unmarshals a case strictly (unknown fields are an error: a typo in a hand-written
+// reproducer must not silently change the case).
+func DecodeCase(raw json.RawMessage, c any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("decoding the case: %w", err)
+	}
+	return nil
+}

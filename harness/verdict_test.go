@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/oracle"
+)
+
+// TestJudgeAttentionRules pins the one rule every judge applies to an attention output: an
+// element outside its bound fails (whatever the distance from exact attention); within every
+// bound, a distance beyond the contract is a QualityWarning about the profile; otherwise Pass.
+// Elements with an infinite bound (no claim) and masked-out rows count neither way.
+func TestJudgeAttentionRules(t *testing.T) {
+	res := &oracle.ProfileResult{Model: []float64{1, 2, 3, 4}, Bound: []float64{0.01, 0.01, 0.01, math.Inf(1)}}
+	exact := []float64{1, 2, 3, 4}
+	name := func(i int) string { return fmt.Sprintf("element %d", i) }
+	im := Impl{Name: "portable"}
+	for _, c := range []struct {
+		what    string
+		got     []float64
+		exact   []float64
+		judged  []bool
+		status  Status
+		message string
+	}{
+		{"within bound and contract", []float64{1.005, 2, 3, 99}, exact, nil, Pass, ""},
+		{"outside one bound, within contract", []float64{1.02, 2, 3, 4}, exact, nil, Fail, "element 0 = 1.02, model 1 ± bound 0.01: |error| 0.02 is 2 × the bound"},
+		{"a NaN where a value is due", []float64{1, math.NaN(), 3, 4}, exact, nil, Fail, "element 1 = NaN"},
+		{"within bounds, profile misses the contract", []float64{1, 2, 3, 4}, []float64{1.3, 2, 3, 4}, nil, QualityWarning, "the profile, not the tier, misses the contract"},
+		{"the mask limits the contract distance, not the bound check", []float64{1, 2, 7, 4}, exact, []bool{true, true, false, true}, Fail, "element 2"},
+	} {
+		v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, c.got, c.exact, c.judged, name, "test")
+		if v.Status != c.status {
+			t.Errorf("%s: status %v (%v), expected %v", c.what, v.Status, v.Err, c.status)
+			continue
+		}
+		if c.message != "" && (v.Err == nil || !strings.Contains(v.Err.Error(), c.message)) {
+			t.Errorf("%s: error %v, expected it to contain %q", c.what, v.Err, c.message)
+		}
+	}
+	// The contract distance skips elements with no claim (+Inf bound): 99 at element 3 above.
+	v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, []float64{1, 2, 3, 99}, exact, nil, name, "test")
+	if v.RelL2 != 0 || v.Judged != 4 {
+		t.Errorf("no-claim element: rel L2 %g over %d judged, expected 0 over 4", v.RelL2, v.Judged)
+	}
+}
+
+// TestSameBits: identical runs pass; the first differing element is reported with both values,
+// as two hex digits for bytes (store) and four for fp16/bf16 bits.
+func TestSameBits(t *testing.T) {
+	if err := sameBits("reduce", []uint16{1, 2}, []uint16{1, 2}, elemIndex); err != nil {
+		t.Errorf("identical runs: %v", err)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{sameBits("reduce", []uint16{1, 0x3c00, 5}, []uint16{1, 0x3c01, 6}, elemIndex),
+			"nondeterministic reduce (a race?): element 1 is 0x3c00 after one run, 0x3c01 after another"},
+		{sameBits("store", []byte{7, 8}, []byte{7, 9}, func(i int) string { return fmt.Sprintf("cache byte %d", i) }),
+			"nondeterministic store (a race?): cache byte 1 is 0x08 after one run, 0x09 after another"},
+	} {
+		if c.err == nil || c.err.Error() != c.want {
+			t.Errorf("sameBits: %v\nexpected %s", c.err, c.want)
+		}
+	}
+}
+
+// TestImplsWithoutLibrary: with no library the oracle alone is judged, for every op.
+func TestImplsWithoutLibrary(t *testing.T) {
+	for _, op := range arch.Ops() {
+		impls, err := Impls(nil, op)
+		if err != nil || len(impls) != 1 || !impls[0].Oracle || impls[0].Name != OracleImpl {
+			t.Errorf("%s: Impls(nil) = %+v, %v; expected the oracle alone", op, impls, err)
+		}
+	}
+}
+
+// TestVerdictFailPrefix: a failing verdict's error names the implementation, and FirstFailure
+// skips quality warnings.
+func TestVerdictFailPrefix(t *testing.T) {
+	v := newVerdict(arch.Store, Impl{Name: "portable"}).fail(errors.New("pad byte 3 written"))
+	if v.Status != Fail || v.Err.Error() != "portable: pad byte 3 written" {
+		t.Errorf("fail: %v %v", v.Status, v.Err)
+	}
+	w := newVerdict(arch.Decode, Impl{Name: "wmma"})
+	w.Status, w.Err = QualityWarning, errors.New("far")
+	if err := FirstFailure([]Verdict{w}); err != nil {
+		t.Errorf("FirstFailure of a quality warning: %v", err)
+	}
+	if err := FirstFailure([]Verdict{w, v}); err != v.Err {
+		t.Errorf("FirstFailure: %v, expected the store failure", err)
+	}
+}
