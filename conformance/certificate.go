@@ -155,24 +155,11 @@ func (c *Certificate) Write(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "certificate.json"), append(j, '\n'), 0o644); err != nil {
 		return err
 	}
-	plots, err := c.errorPlots(dir)
+	plots, err := c.plotSection(dir)
 	if err != nil {
 		return err
 	}
-	rep := c.Report()
-	if len(plots) > 0 {
-		var b strings.Builder
-		b.WriteString("\n## Error distributions\n\nPer op and tier, the histogram of each case's worst |error| / bound (the declared profile's\nbound; a case passes at ≤ 1; rotate is bit-exact, so 0):\n\n")
-		keys := make([]string, 0, len(plots))
-		for k := range plots {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", k, plots[k])
-		}
-		rep += b.String()
-	}
+	rep := c.Report() + plots
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep), 0o644); err != nil {
 		return err
 	}
