@@ -71,7 +71,8 @@ gpu-bins:
 # Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
 # the oracle, through a kernel library named by OCTANT_LIB.
 #   make gpu-test   the full grids on a GPU (OCTANT_LIB defaults to build/liboctave_cuda.so: make cuda)
-#   make emu-test   the -short grids on the CPU emulator (builds build/liboctave_emu.so)
+#   make emu-test   the fuzz targets' seed corpora and the regression corpus, then the -short grids,
+#                   on the CPU emulator (builds build/liboctave_emu.so)
 OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
 gpu-test:
@@ -79,6 +80,7 @@ gpu-test:
 	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GO) test -count=1 -timeout 60m ./kernels/
 
 emu-test: $(KBUILD)/liboctave_emu.so
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -short -count=1 ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk

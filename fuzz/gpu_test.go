@@ -35,7 +35,6 @@ func TestGPUPrefill(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPUPre
 
 func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
 	skipWithoutLib(f)
-	fuzzSeeds(f)
 	f.Fuzz(rapid.MakeFuzz(prop))
 }
 

@@ -12,8 +12,13 @@ import (
 )
 
 // TestReplayRegressions replays every reproducer under corpus/regressions (a file stays red until
-// what it found is fixed).
+// what it found is fixed): against the oracle, and GPU reproducers also on every implementation in
+// $OCTANT_LIB when it is set (make emu-test runs them on the CPU emulator).
 func TestReplayRegressions(t *testing.T) {
+	lib, err := harness.Env()
+	if err != nil && !errors.Is(err, harness.ErrNoLib) {
+		t.Fatal(err)
+	}
 	root, err := harness.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +32,7 @@ func TestReplayRegressions(t *testing.T) {
 		n++
 		rel, _ := filepath.Rel(root, path)
 		t.Run(rel, func(t *testing.T) {
-			if err := Replay(path); err != nil {
+			if err := ReplayLib(path, lib); err != nil {
 				t.Errorf("%v\nreplay: %s %s", err, harness.ReplayCommand, rel)
 			}
 		})

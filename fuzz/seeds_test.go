@@ -1,0 +1,356 @@
+package fuzz
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The seed corpora of the fuzz targets: testdata/fuzz/FuzzX/<name>, one file per named boundary
+// case. Each file is the rapid choice sequence (little-endian uint64s, what rapid.MakeFuzz reads)
+// of the smallest case rapid found with the seed's property — the smallest decode call with 1024
+// splits, the smallest store with a block size of 1, … — so every fuzzing run starts from every
+// boundary the targets promise, and `go test` (without -fuzz) replays them all as part of the
+// target. TestFuzzSeedsMean checks that every file still decodes to a case with its property (a
+// change to the generators or to rapid can change what bytes mean); regenerate them with
+//
+//	go test ./fuzz -run TestGenerateFuzzSeeds -octant.genseeds
+
+var genSeeds = flag.Bool("octant.genseeds", false, "rewrite testdata/fuzz/FuzzX/<seed> from the seed properties (TestGenerateFuzzSeeds)")
+
+// fuzzSeed is one named boundary case of a target: the property its case has.
+type fuzzSeed struct {
+	name  string
+	holds func(c any) bool
+}
+
+// fuzzTarget is a fuzz target, the generator it draws its case with first, and its seeds.
+type fuzzTarget struct {
+	name  string
+	draw  func(t *rapid.T) any
+	seeds []fuzzSeed
+}
+
+func decodeSeed(name string, holds func(c *GPUDecodeCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUDecodeCase)) }}
+}
+
+func storeSeed(name string, holds func(c *GPUStoreCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUStoreCase)) }}
+}
+
+func rotateSeed(name string, holds func(c *GPURotateCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPURotateCase)) }}
+}
+
+func reduceSeed(name string, holds func(c *GPUReduceCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUReduceCase)) }}
+}
+
+func prefillSeed(name string, holds func(c *GPUPrefillCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUPrefillCase)) }}
+}
+
+func slotSeed(name string, holds func(c *SlotCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*SlotCase)) }}
+}
+
+func mapSeed(name string, holds func(c *QueryMapCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*QueryMapCase)) }}
+}
+
+func mergeSeed(name string, holds func(c *MergeCase) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(*MergeCase)) }}
+}
+
+// padded reports whether some row attends to nothing and some row to something.
+func (s *DecodeSpec) padded() (some, all bool) {
+	n := 0
+	for i := range s.Maps.QToReq {
+		if s.Klen(i) == 0 {
+			n++
+		}
+	}
+	return n > 0 && n < len(s.Maps.QToReq), n == len(s.Maps.QToReq) && n > 0
+}
+
+func anyKind(kinds []ValueKind, of []ValueKind) bool {
+	for _, k := range kinds {
+		if slices.Contains(of, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func fuzzTargets() []fuzzTarget {
+	return []fuzzTarget{
+		{"FuzzDecode", func(t *rapid.T) any { return GPUDecodeCases(GPUDecodeOptions).Draw(t, "case") }, []fuzzSeed{
+			decodeSeed("large-call", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
+			decodeSeed("splits-1024", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
+			decodeSeed("more-splits-than-tokens", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
+			decodeSeed("padding-rows", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return some }),
+			decodeSeed("all-padding", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return all }),
+			decodeSeed("klen-past-table", func(c *GPUDecodeCase) bool {
+				for _, k := range c.Spec.Maps.QToKlen {
+					if int(k) > c.Spec.Table.MaxBlocks*c.Spec.Cache.BlockSize {
+						return true
+					}
+				}
+				return false
+			}),
+			decodeSeed("invalid-block-ids", func(c *GPUDecodeCase) bool { return c.Spec.Table.Invalid > 0 }),
+			decodeSeed("mtp-query-group-4", func(c *GPUDecodeCase) bool {
+				if c.QueryGroup != 4 {
+					return false
+				}
+				for _, r := range c.Spec.Batch.Requests {
+					if r.QueryLen >= 5 {
+						return true
+					}
+				}
+				return false
+			}),
+			decodeSeed("fused-view-out-gap", func(c *GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
+			decodeSeed("stale-workspace", func(c *GPUDecodeCase) bool { return c.StaleWorkspace }),
+			decodeSeed("g8", func(c *GPUDecodeCase) bool { return c.Spec.Group == 8 }),
+			decodeSeed("compact-bf16-lbnhc", func(c *GPUDecodeCase) bool {
+				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == LBNHC
+			}),
+			decodeSeed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
+			decodeSeed("random-signs", func(c *GPUDecodeCase) bool {
+				return !slices.Equal(c.Spec.Signs.K.Words, DefaultSignSpec.Words) && !slices.Equal(c.Spec.Signs.K.Words, c.Spec.Signs.V.Words)
+			}),
+		}},
+		{"FuzzStore", func(t *rapid.T) any { return GPUStoreCases().Draw(t, "case") }, []fuzzSeed{
+			storeSeed("block-size-1", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 1 }),
+			storeSeed("block-size-7", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 7 }),
+			storeSeed("skipped-tokens", func(c *GPUStoreCase) bool { return slices.ContainsFunc(c.Mapping, func(s int64) bool { return s < 0 }) }),
+			storeSeed("non-finite-values", func(c *GPUStoreCase) bool { return anyKind(c.Kinds, NonFiniteKinds) }),
+			storeSeed("host-map", func(c *GPUStoreCase) bool { return c.HostMap }),
+			storeSeed("fused-qkv", func(c *GPUStoreCase) bool { return c.FusedQHeads > 0 }),
+			storeSeed("lbnhc-padded", func(c *GPUStoreCase) bool { return c.Cache.Layout == LBNHC && c.Cache.Padded() }),
+			storeSeed("many-tokens", func(c *GPUStoreCase) bool { return len(c.Mapping) > 200 }),
+		}},
+		{"FuzzRotate", func(t *rapid.T) any { return GPURotateCases().Draw(t, "case") }, []fuzzSeed{
+			rotateSeed("no-rows", func(c *GPURotateCase) bool { return c.Rows == 0 }),
+			rotateSeed("inverse-block64", func(c *GPURotateCase) bool { return c.Inverse && c.Block64 && c.Rows > 0 }),
+			rotateSeed("gaps", func(c *GPURotateCase) bool { return c.HeadGap > 0 && c.RowGap > 0 && c.Rows > 1 }),
+			rotateSeed("non-finite-values", func(c *GPURotateCase) bool { return anyKind(c.Kinds, NonFiniteKinds) && c.Rows > 0 }),
+		}},
+		{"FuzzReduce", func(t *rapid.T) any { return GPUReduceCases().Draw(t, "case") }, []fuzzSeed{
+			reduceSeed("splits-1024", func(c *GPUReduceCase) bool { return c.Splits == 1024 }),
+			reduceSeed("all-splits-empty", func(c *GPUReduceCase) bool { return slices.Equal(c.Patterns, []string{"empty"}) }),
+			reduceSeed("l-zero", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
+			reduceSeed("maxima-far-apart", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
+			reduceSeed("stride-512-out-gap", func(c *GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
+		}},
+		{"FuzzPrefill", func(t *rapid.T) any { return GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
+			prefillSeed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.ClampBlocks > 0 }),
+			prefillSeed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
+			prefillSeed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
+			prefillSeed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
+			prefillSeed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
+			prefillSeed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
+		}},
+		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
+			slotSeed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
+			slotSeed("k3v4-fp16", func(c *SlotCase) bool { return c.Format == "octave_k3v4" && c.Dtype == "fp16" }),
+			slotSeed("non-finite", func(c *SlotCase) bool {
+				return c.KSpec != nil && !c.KSpec.Kind.Finite() || c.VSpec != nil && !c.VSpec.Kind.Finite()
+			}),
+		}},
+		{"FuzzSlotAcceptance", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2, Flips: 8}).Draw(t, "case") }, []fuzzSeed{
+			slotSeed("eight-flips", func(c *SlotCase) bool { return len(c.Flips) == 8 }),
+			slotSeed("scale-byte-flip", func(c *SlotCase) bool {
+				f, err := KernelFormat(c.Format)
+				return err == nil && slices.ContainsFunc(c.Flips, func(b BitFlip) bool { return b.Byte >= f.OffScales() })
+			}),
+		}},
+		{"FuzzQueryMaps", func(t *rapid.T) any { return QueryMapCases().Draw(t, "case") }, []fuzzSeed{
+			mapSeed("padding-rows", func(c *QueryMapCase) bool { return c.Broken == "" && c.NumTokens > int(c.QSL[len(c.QSL)-1]) }),
+			mapSeed("broken-seq-shorter-than-query", func(c *QueryMapCase) bool { return c.Broken == "seq-shorter-than-query" }),
+			mapSeed("broken-qsl-decreasing", func(c *QueryMapCase) bool { return c.Broken == "qsl-decreasing" }),
+		}},
+		{"FuzzMergePartials", func(t *rapid.T) any { return MergeCases().Draw(t, "case") }, []fuzzSeed{
+			mergeSeed("wmma-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryWMMA }),
+			mergeSeed("random-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryRandom }),
+			mergeSeed("stride-258", func(c *MergeCase) bool { return c.Stride == 258 }),
+		}},
+	}
+}
+
+// decodeSeedFile reads a Go fuzz corpus file holding one []byte.
+func decodeSeedFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	if !sc.Scan() || sc.Text() != "go test fuzz v1" {
+		return nil, fmt.Errorf("%s: not a Go fuzz corpus file (expected the header \"go test fuzz v1\")", path)
+	}
+	if !sc.Scan() {
+		return nil, fmt.Errorf("%s: no value", path)
+	}
+	line := sc.Text()
+	if !strings.HasPrefix(line, "[]byte(") || !strings.HasSuffix(line, ")") {
+		return nil, fmt.Errorf("%s: expected one []byte value, found %q", path, line)
+	}
+	s, err := strconv.Unquote(line[len("[]byte(") : len(line)-1])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return []byte(s), nil
+}
+
+// decodeBytes draws target's case from fuzz input b, as the fuzz target does.
+func (ft fuzzTarget) decodeBytes(t *testing.T, name string, b []byte) (c any) {
+	t.Helper()
+	t.Run(ft.name+"/"+name, func(t *testing.T) {
+		rapid.MakeFuzz(func(rt *rapid.T) { c = ft.draw(rt) })(t, b)
+	})
+	return c
+}
+
+// TestFuzzSeedsMean: every named seed of every target exists under testdata/fuzz/<target>/, and
+// decodes (as the target reads it) to a case with the seed's property; no file is left that no
+// seed names.
+func TestFuzzSeedsMean(t *testing.T) {
+	for _, ft := range fuzzTargets() {
+		dir := filepath.Join("testdata", "fuzz", ft.name)
+		known := map[string]bool{}
+		for _, s := range ft.seeds {
+			known[s.name] = true
+			b, err := decodeSeedFile(filepath.Join(dir, s.name))
+			if err != nil {
+				t.Errorf("%s seed %s: %v (regenerate: go test ./fuzz -run TestGenerateFuzzSeeds -octant.genseeds)", ft.name, s.name, err)
+				continue
+			}
+			c := ft.decodeBytes(t, s.name, b)
+			if c == nil || !s.holds(c) {
+				t.Errorf("%s seed %s decodes to %+v, which does not have the seed's property: the generators or rapid changed what the bytes mean; regenerate: go test ./fuzz -run TestGenerateFuzzSeeds -octant.genseeds", ft.name, s.name, c)
+			}
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range files {
+			if !known[filepath.Base(f)] {
+				t.Errorf("%s: %s is no named seed: a fuzzer's failing input belongs in corpus/regressions (the JSON reproducer the failing property wrote), a new boundary in fuzzTargets", ft.name, f)
+			}
+		}
+	}
+}
+
+// seedTB is a rapid.TB that records a failure instead of failing: the seed search "fails" on the
+// first case with the property, and rapid shrinks it and writes its choices to a fail file.
+type seedTB struct {
+	name   string
+	failed bool
+	log    strings.Builder
+}
+
+func (s *seedTB) Helper()                           {}
+func (s *seedTB) Name() string                      { return s.name }
+func (s *seedTB) Logf(format string, args ...any)   { fmt.Fprintf(&s.log, format+"\n", args...) }
+func (s *seedTB) Log(args ...any)                   { fmt.Fprintln(&s.log, args...) }
+func (s *seedTB) Skipf(format string, args ...any)  {}
+func (s *seedTB) Skip(args ...any)                  {}
+func (s *seedTB) SkipNow()                          {}
+func (s *seedTB) Errorf(format string, args ...any) { s.failed = true; s.Logf(format, args...) }
+func (s *seedTB) Error(args ...any)                 { s.failed = true; s.Log(args...) }
+func (s *seedTB) Fatalf(format string, args ...any) { s.failed = true; s.Logf(format, args...) }
+func (s *seedTB) Fatal(args ...any)                 { s.failed = true; s.Log(args...) }
+func (s *seedTB) FailNow()                          { s.failed = true }
+func (s *seedTB) Fail()                             { s.failed = true }
+func (s *seedTB) Failed() bool                      { return s.failed }
+
+// readFailFile returns the choices of a rapid fail file.
+func readFailFile(path string) ([]uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	first := true
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if first { // "<rapid version>#<seed>"
+			first = false
+			continue
+		}
+		u, err := strconv.ParseUint(strings.TrimPrefix(line, "0x"), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", path, line, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// TestGenerateFuzzSeeds (with -octant.genseeds) finds, for every seed, the smallest case with its
+// property (rapid's search and shrinking) and writes its choices as testdata/fuzz/<target>/<seed>.
+func TestGenerateFuzzSeeds(t *testing.T) {
+	if !*genSeeds {
+		t.Skip("rewrites the seed corpora: run with -octant.genseeds")
+	}
+	for _, name := range []string{"rapid.nofailfile", "rapid.checks"} {
+		old := flag.Lookup(name).Value.String()
+		defer flag.Set(name, old)
+	}
+	flag.Set("rapid.nofailfile", "false")
+	flag.Set("rapid.checks", "3000")
+	tmp := t.TempDir()
+	wd, _ := os.Getwd()
+	for _, ft := range fuzzTargets() {
+		dir := filepath.Join(wd, "testdata", "fuzz", ft.name)
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range ft.seeds {
+			// rapid writes fail files under testdata/rapid of the working directory: a scratch one.
+			if err := os.Chdir(tmp); err != nil {
+				t.Fatal(err)
+			}
+			tb := &seedTB{name: "seed-" + ft.name + "-" + s.name}
+			rapid.Check(tb, func(rt *rapid.T) {
+				if s.holds(ft.draw(rt)) {
+					rt.Fatalf("has the property")
+				}
+			})
+			os.Chdir(wd)
+			files, _ := filepath.Glob(filepath.Join(tmp, "testdata", "rapid", "*", tb.name+"-*.fail"))
+			if !tb.failed || len(files) == 0 {
+				t.Errorf("%s seed %s: no case with the property in 3000 draws", ft.name, s.name)
+				continue
+			}
+			bits, err := readFailFile(files[len(files)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 8*len(bits))
+			for i, u := range bits {
+				binary.LittleEndian.PutUint64(b[8*i:], u)
+			}
+			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
+			if err := os.WriteFile(filepath.Join(dir, s.name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s/%s: %d choices", ft.name, s.name, len(bits))
+		}
+	}
+}
