@@ -85,7 +85,10 @@
 //	make fuzz FUZZTIME=30s                            # every Fuzz target in turn (mk/fuzz.mk)
 //
 // The boundary tests (boundaries_test.go) draw thousands of values from every generator and fail
-// if one stops reaching a boundary it promises.
+// if one stops reaching a boundary it promises. Every FuzzX target's seed corpus,
+// testdata/fuzz/FuzzX/<name>, holds named boundary cases (the smallest case rapid finds with each
+// property: seeds_test.go), which plain `go test` replays; TestFuzzSeedsMean keeps each file
+// meaning its name.
 //
 // # The GPU targets
 //
@@ -118,8 +121,9 @@
 //
 // # Reproducers
 //
-// When a property fails, rapid writes its own failure file (testdata/rapid/…, replayed by the next
-// go test), and the property writes a [Reproducer] to corpus/regressions/<op>/<property>-<hash>.json
+// When a property fails, it writes a reproducer (harness.Reproducer) to the one regression corpus,
+// corpus/regressions/<op>/<property>-<hash>.json (rapid's own fail files are turned off by the
+// package's TestMain: one corpus, not two)
 // (or to $OCTANT_REGRESSIONS; "off" writes none): the op, the property, the case in JSON — concrete
 // inputs where small (slot values as dtype bits, query-map arrays), recipes and seeds with a
 // [Digest] where not (a merge case's cache and query) — and the verdict with the failure message.
