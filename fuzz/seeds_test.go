@@ -40,36 +40,9 @@ type fuzzTarget struct {
 	seeds []fuzzSeed
 }
 
-func decodeSeed(name string, holds func(c *GPUDecodeCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUDecodeCase)) }}
-}
-
-func storeSeed(name string, holds func(c *GPUStoreCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUStoreCase)) }}
-}
-
-func rotateSeed(name string, holds func(c *GPURotateCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPURotateCase)) }}
-}
-
-func reduceSeed(name string, holds func(c *GPUReduceCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUReduceCase)) }}
-}
-
-func prefillSeed(name string, holds func(c *GPUPrefillCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*GPUPrefillCase)) }}
-}
-
-func slotSeed(name string, holds func(c *SlotCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*SlotCase)) }}
-}
-
-func mapSeed(name string, holds func(c *QueryMapCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*QueryMapCase)) }}
-}
-
-func mergeSeed(name string, holds func(c *MergeCase) bool) fuzzSeed {
-	return fuzzSeed{name, func(c any) bool { return holds(c.(*MergeCase)) }}
+// seed is a named seed whose property holds for cases of type C.
+func seed[C any](name string, holds func(c C) bool) fuzzSeed {
+	return fuzzSeed{name, func(c any) bool { return holds(c.(C)) }}
 }
 
 // padded reports whether some row attends to nothing and some row to something.
@@ -95,12 +68,12 @@ func anyKind(kinds []ValueKind, of []ValueKind) bool {
 func fuzzTargets() []fuzzTarget {
 	return []fuzzTarget{
 		{"FuzzDecode", func(t *rapid.T) any { return GPUDecodeCases(GPUDecodeOptions).Draw(t, "case") }, []fuzzSeed{
-			decodeSeed("large-call", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
-			decodeSeed("splits-1024", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
-			decodeSeed("more-splits-than-tokens", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
-			decodeSeed("padding-rows", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return some }),
-			decodeSeed("all-padding", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return all }),
-			decodeSeed("klen-past-table", func(c *GPUDecodeCase) bool {
+			seed("large-call", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
+			seed("splits-1024", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
+			seed("more-splits-than-tokens", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
+			seed("padding-rows", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return some }),
+			seed("all-padding", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return all }),
+			seed("klen-past-table", func(c *GPUDecodeCase) bool {
 				for _, k := range c.Spec.Maps.QToKlen {
 					if int(k) > c.Spec.Table.MaxBlocks*c.Spec.Cache.BlockSize {
 						return true
@@ -108,8 +81,8 @@ func fuzzTargets() []fuzzTarget {
 				}
 				return false
 			}),
-			decodeSeed("invalid-block-ids", func(c *GPUDecodeCase) bool { return c.Spec.Table.Invalid > 0 }),
-			decodeSeed("mtp-query-group-4", func(c *GPUDecodeCase) bool {
+			seed("invalid-block-ids", func(c *GPUDecodeCase) bool { return c.Spec.Table.Invalid > 0 }),
+			seed("mtp-query-group-4", func(c *GPUDecodeCase) bool {
 				if c.QueryGroup != 4 {
 					return false
 				}
@@ -120,71 +93,71 @@ func fuzzTargets() []fuzzTarget {
 				}
 				return false
 			}),
-			decodeSeed("fused-view-out-gap", func(c *GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
-			decodeSeed("stale-workspace", func(c *GPUDecodeCase) bool { return c.StaleWorkspace }),
-			decodeSeed("g8", func(c *GPUDecodeCase) bool { return c.Spec.Group == 8 }),
-			decodeSeed("compact-bf16-lbnhc", func(c *GPUDecodeCase) bool {
+			seed("fused-view-out-gap", func(c *GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
+			seed("stale-workspace", func(c *GPUDecodeCase) bool { return c.StaleWorkspace }),
+			seed("g8", func(c *GPUDecodeCase) bool { return c.Spec.Group == 8 }),
+			seed("compact-bf16-lbnhc", func(c *GPUDecodeCase) bool {
 				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == LBNHC
 			}),
-			decodeSeed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
-			decodeSeed("random-signs", func(c *GPUDecodeCase) bool {
+			seed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
+			seed("random-signs", func(c *GPUDecodeCase) bool {
 				return !slices.Equal(c.Spec.Signs.K.Words, DefaultSignSpec.Words) && !slices.Equal(c.Spec.Signs.K.Words, c.Spec.Signs.V.Words)
 			}),
 		}},
 		{"FuzzStore", func(t *rapid.T) any { return GPUStoreCases().Draw(t, "case") }, []fuzzSeed{
-			storeSeed("block-size-1", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 1 }),
-			storeSeed("block-size-7", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 7 }),
-			storeSeed("skipped-tokens", func(c *GPUStoreCase) bool { return slices.ContainsFunc(c.Mapping, func(s int64) bool { return s < 0 }) }),
-			storeSeed("non-finite-values", func(c *GPUStoreCase) bool { return anyKind(c.Kinds, NonFiniteKinds) }),
-			storeSeed("host-map", func(c *GPUStoreCase) bool { return c.HostMap }),
-			storeSeed("fused-qkv", func(c *GPUStoreCase) bool { return c.FusedQHeads > 0 }),
-			storeSeed("lbnhc-padded", func(c *GPUStoreCase) bool { return c.Cache.Layout == LBNHC && c.Cache.Padded() }),
-			storeSeed("many-tokens", func(c *GPUStoreCase) bool { return len(c.Mapping) > 200 }),
+			seed("block-size-1", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 1 }),
+			seed("block-size-7", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 7 }),
+			seed("skipped-tokens", func(c *GPUStoreCase) bool { return slices.ContainsFunc(c.Mapping, func(s int64) bool { return s < 0 }) }),
+			seed("non-finite-values", func(c *GPUStoreCase) bool { return anyKind(c.Kinds, NonFiniteKinds) }),
+			seed("host-map", func(c *GPUStoreCase) bool { return c.HostMap }),
+			seed("fused-qkv", func(c *GPUStoreCase) bool { return c.FusedQHeads > 0 }),
+			seed("lbnhc-padded", func(c *GPUStoreCase) bool { return c.Cache.Layout == LBNHC && c.Cache.Padded() }),
+			seed("many-tokens", func(c *GPUStoreCase) bool { return len(c.Mapping) > 200 }),
 		}},
 		{"FuzzRotate", func(t *rapid.T) any { return GPURotateCases().Draw(t, "case") }, []fuzzSeed{
-			rotateSeed("no-rows", func(c *GPURotateCase) bool { return c.Rows == 0 }),
-			rotateSeed("inverse-block64", func(c *GPURotateCase) bool { return c.Inverse && c.Block64 && c.Rows > 0 }),
-			rotateSeed("gaps", func(c *GPURotateCase) bool { return c.HeadGap > 0 && c.RowGap > 0 && c.Rows > 1 }),
-			rotateSeed("non-finite-values", func(c *GPURotateCase) bool { return anyKind(c.Kinds, NonFiniteKinds) && c.Rows > 0 }),
+			seed("no-rows", func(c *GPURotateCase) bool { return c.Rows == 0 }),
+			seed("inverse-block64", func(c *GPURotateCase) bool { return c.Inverse && c.Block64 && c.Rows > 0 }),
+			seed("gaps", func(c *GPURotateCase) bool { return c.HeadGap > 0 && c.RowGap > 0 && c.Rows > 1 }),
+			seed("non-finite-values", func(c *GPURotateCase) bool { return anyKind(c.Kinds, NonFiniteKinds) && c.Rows > 0 }),
 		}},
 		{"FuzzReduce", func(t *rapid.T) any { return GPUReduceCases().Draw(t, "case") }, []fuzzSeed{
-			reduceSeed("splits-1024", func(c *GPUReduceCase) bool { return c.Splits == 1024 }),
-			reduceSeed("all-splits-empty", func(c *GPUReduceCase) bool { return slices.Equal(c.Patterns, []string{"empty"}) }),
-			reduceSeed("l-zero", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
-			reduceSeed("maxima-far-apart", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
-			reduceSeed("stride-512-out-gap", func(c *GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
+			seed("splits-1024", func(c *GPUReduceCase) bool { return c.Splits == 1024 }),
+			seed("all-splits-empty", func(c *GPUReduceCase) bool { return slices.Equal(c.Patterns, []string{"empty"}) }),
+			seed("l-zero", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
+			seed("maxima-far-apart", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
+			seed("stride-512-out-gap", func(c *GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
 		}},
 		{"FuzzPrefill", func(t *rapid.T) any { return GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
-			prefillSeed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.ClampBlocks > 0 }),
-			prefillSeed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
-			prefillSeed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
-			prefillSeed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
-			prefillSeed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
-			prefillSeed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
+			seed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.ClampBlocks > 0 }),
+			seed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
+			seed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
+			seed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
+			seed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
+			seed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
 		}},
 		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
-			slotSeed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
-			slotSeed("k3v4-fp16", func(c *SlotCase) bool { return c.Format == "octave_k3v4" && c.Dtype == "fp16" }),
-			slotSeed("non-finite", func(c *SlotCase) bool {
+			seed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
+			seed("k3v4-fp16", func(c *SlotCase) bool { return c.Format == "octave_k3v4" && c.Dtype == "fp16" }),
+			seed("non-finite", func(c *SlotCase) bool {
 				return c.KSpec != nil && !c.KSpec.Kind.Finite() || c.VSpec != nil && !c.VSpec.Kind.Finite()
 			}),
 		}},
 		{"FuzzSlotAcceptance", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2, Flips: 8}).Draw(t, "case") }, []fuzzSeed{
-			slotSeed("eight-flips", func(c *SlotCase) bool { return len(c.Flips) == 8 }),
-			slotSeed("scale-byte-flip", func(c *SlotCase) bool {
+			seed("eight-flips", func(c *SlotCase) bool { return len(c.Flips) == 8 }),
+			seed("scale-byte-flip", func(c *SlotCase) bool {
 				f, err := KernelFormat(c.Format)
 				return err == nil && slices.ContainsFunc(c.Flips, func(b BitFlip) bool { return b.Byte >= f.OffScales() })
 			}),
 		}},
 		{"FuzzQueryMaps", func(t *rapid.T) any { return QueryMapCases().Draw(t, "case") }, []fuzzSeed{
-			mapSeed("padding-rows", func(c *QueryMapCase) bool { return c.Broken == "" && c.NumTokens > int(c.QSL[len(c.QSL)-1]) }),
-			mapSeed("broken-seq-shorter-than-query", func(c *QueryMapCase) bool { return c.Broken == "seq-shorter-than-query" }),
-			mapSeed("broken-qsl-decreasing", func(c *QueryMapCase) bool { return c.Broken == "qsl-decreasing" }),
+			seed("padding-rows", func(c *QueryMapCase) bool { return c.Broken == "" && c.NumTokens > int(c.QSL[len(c.QSL)-1]) }),
+			seed("broken-seq-shorter-than-query", func(c *QueryMapCase) bool { return c.Broken == "seq-shorter-than-query" }),
+			seed("broken-qsl-decreasing", func(c *QueryMapCase) bool { return c.Broken == "qsl-decreasing" }),
 		}},
 		{"FuzzMergePartials", func(t *rapid.T) any { return MergeCases().Draw(t, "case") }, []fuzzSeed{
-			mergeSeed("wmma-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryWMMA }),
-			mergeSeed("random-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryRandom }),
-			mergeSeed("stride-258", func(c *MergeCase) bool { return c.Stride == 258 }),
+			seed("wmma-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryWMMA }),
+			seed("random-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryRandom }),
+			seed("stride-258", func(c *MergeCase) bool { return c.Stride == 258 }),
 		}},
 	}
 }

@@ -66,6 +66,20 @@ func outputRows(out *kernels.SetBuffer, op string, rows, rowElems, stride int) (
 	return got, nil
 }
 
+// runTwice runs a library call, and a second time when repeat is set, and requires the same bits
+// from both runs (sameBits); it returns the first run's output.
+func runTwice[E uint8 | uint16](op string, repeat bool, run func() ([]E, error), what func(i int) string) ([]E, error) {
+	first, err := run()
+	if err != nil || !repeat {
+		return first, err
+	}
+	second, err := run()
+	if err != nil {
+		return nil, fmt.Errorf("second run: %w", err)
+	}
+	return first, sameBits(op, first, second, what)
+}
+
 // sameBits compares the outputs of two runs of one call, element by element: a library must give
 // the same bits for the same inputs, and a difference is reported as a nondeterministic result (a
 // race?) with the first differing element (what(i)) and its value after each run.

@@ -154,15 +154,8 @@ func (c *DecodeCall) judge(l *Lib, im Impl) Verdict {
 		raw, err = c.runOracle()
 	} else {
 		t0 := time.Now()
-		raw, err = c.runLib(l, im.Tier)
-		if err == nil && l.repeat(c.workgroups()) {
-			var again []uint16
-			if again, err = c.runLib(l, im.Tier); err != nil {
-				err = fmt.Errorf("second run: %w", err)
-			} else {
-				err = sameBits("decode", raw, again, func(e int) string { return elemName(e, c.In.NumQHeads, c.In.Cache.F.HeadSize) })
-			}
-		}
+		raw, err = runTwice("decode", l.repeat(c.workgroups()), func() ([]uint16, error) { return c.runLib(l, im.Tier) },
+			func(e int) string { return elemName(e, c.In.NumQHeads, c.In.Cache.F.HeadSize) })
 		DecodeTiming.Add("device", t0)
 	}
 	if err != nil {

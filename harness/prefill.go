@@ -102,15 +102,7 @@ func (c *PrefillCall) judge(l *Lib, im Impl) Verdict {
 		}
 		copy(got, f32)
 	} else {
-		raw, err := c.runLib(l, im.Tier)
-		if err == nil && l.repeat(c.workgroups()) {
-			var again []uint16
-			if again, err = c.runLib(l, im.Tier); err != nil {
-				err = fmt.Errorf("second run: %w", err)
-			} else {
-				err = sameBits("prefill", raw, again, name)
-			}
-		}
+		raw, err := runTwice("prefill", l.repeat(c.workgroups()), func() ([]uint16, error) { return c.runLib(l, im.Tier) }, name)
 		if err != nil {
 			return v.fail(err)
 		}

@@ -62,16 +62,7 @@ func (c *ReduceCall) judge(l *Lib, im Impl) Verdict {
 	if im.Oracle {
 		got = c.runOracle()
 	} else {
-		got, err = c.runLib(l)
-		if err == nil {
-			var again []uint16
-			if again, err = c.runLib(l); err != nil {
-				err = fmt.Errorf("second run: %w", err)
-			} else {
-				err = sameBits("reduce", got, again, elemIndex)
-			}
-		}
-		if err != nil {
+		if got, err = runTwice("reduce", true, func() ([]uint16, error) { return c.runLib(l) }, elemIndex); err != nil {
 			return v.fail(err)
 		}
 	}

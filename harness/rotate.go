@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/octant-kv/octant/arch"
@@ -75,16 +74,7 @@ func (c *RotateCall) judge(l *Lib, im Impl) Verdict {
 	got := want
 	if !im.Oracle {
 		var err error
-		got, err = c.runLib(l)
-		if err == nil {
-			var again []uint16
-			if again, err = c.runLib(l); err != nil {
-				err = fmt.Errorf("second run: %w", err)
-			} else {
-				err = sameBits("rotate", got, again, elemIndex)
-			}
-		}
-		if err != nil {
+		if got, err = runTwice("rotate", true, func() ([]uint16, error) { return c.runLib(l) }, elemIndex); err != nil {
 			return v.fail(err)
 		}
 	}

@@ -40,15 +40,8 @@ func (c *StoreCall) judge(l *Lib, im Impl) Verdict {
 	if im.Oracle {
 		after, err = c.runOracle()
 	} else {
-		after, err = c.runLib(l)
-		if err == nil {
-			var again []byte
-			if again, err = c.runLib(l); err != nil {
-				err = fmt.Errorf("second run: %w", err)
-			} else {
-				err = sameBits("store", after, again, func(i int) string { return fmt.Sprintf("cache byte %d (%s)", i, c.Cache.DescribeByte(i)) })
-			}
-		}
+		after, err = runTwice("store", true, func() ([]byte, error) { return c.runLib(l) },
+			func(i int) string { return fmt.Sprintf("cache byte %d (%s)", i, c.Cache.DescribeByte(i)) })
 	}
 	if err != nil {
 		return v.fail(err)
