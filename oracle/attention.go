@@ -3,6 +3,8 @@ package oracle
 import (
 	"fmt"
 	"math"
+
+	"github.com/octant-kv/octant/internal/par"
 )
 
 // DecodeInput is one call of the decode operation (KERNELS.md §3.3), with the query as float32
@@ -124,29 +126,39 @@ func ExactDecode(in *DecodeInput) ([]float64, error) {
 	}
 	d := in.Cache.F.HeadSize
 	out := make([]float64, in.NumQ()*in.NumQHeads*d)
-	e := newDecodeEngine(in)
-	g := in.Group()
-	accs := make([]softmaxAcc, g)
-	for k := range accs {
-		accs[k] = newSoftmaxAcc(d)
-	}
+	g, hkv := in.Group(), in.Cache.NumKVHeads
+	// One job per (row, KV head) with a klen: the jobs write disjoint rows of out, each with its own
+	// engine and accumulators, so the result does not depend on how they are spread over cores.
+	var jobs []int
 	for i := 0; i < in.NumQ(); i++ {
-		klen := in.Klen(i)
-		if klen == 0 {
-			continue
-		}
-		for h := 0; h < in.Cache.NumKVHeads; h++ {
-			e.loadQueries(i, h)
-			for k := range accs {
-				accs[k].reset()
-			}
-			e.addRange(i, h, 0, klen, accs)
-			for k := range accs {
-				hq := h*g + k
-				accs[k].finishInto(out[(i*in.NumQHeads+hq)*d:][:d], in.Cache.F, in.VSigns)
+		if in.Klen(i) > 0 {
+			for h := 0; h < hkv; h++ {
+				jobs = append(jobs, i*hkv+h)
 			}
 		}
 	}
+	type state struct {
+		e    *decodeEngine
+		accs []softmaxAcc
+	}
+	par.Jobs(len(jobs), func() *state {
+		st := &state{e: newDecodeEngine(in), accs: make([]softmaxAcc, g)}
+		for k := range st.accs {
+			st.accs[k] = newSoftmaxAcc(d)
+		}
+		return st
+	}, func(st *state, j int) {
+		i, h := jobs[j]/hkv, jobs[j]%hkv
+		st.e.loadQueries(i, h)
+		for k := range st.accs {
+			st.accs[k].reset()
+		}
+		st.e.addRange(i, h, 0, in.Klen(i), st.accs)
+		for k := range st.accs {
+			hq := h*g + k
+			st.accs[k].finishInto(out[(i*in.NumQHeads+hq)*d:][:d], in.Cache.F, in.VSigns)
+		}
+	})
 	return out, nil
 }
 
