@@ -20,4 +20,6 @@
 //   - A row passes ([Row.OK]) when its library built and it is killed, or, for the unmutated build,
 //     when nothing fails. The kill matrix (kill-matrix.md and kill-matrix.json, [WriteKillMatrix])
 //     is written after every row, so a run stopped early leaves one; logs go to <Out>/logs.
+//   - [Plan] says in one line what a run will do before it starts: a full run builds and tests
+//     every mutant and takes long, so the command asks for --all or --only.
 package mutate

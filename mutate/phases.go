@@ -64,6 +64,14 @@ func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log 
 	return f
 }
 
+// DefaultKind is cuda when nvcc is on PATH, else emu, and why.
+func DefaultKind() (kind, why string) {
+	if _, err := exec.LookPath("nvcc"); err == nil {
+		return "cuda", "nvcc is on PATH"
+	}
+	return "emu", "no nvcc on PATH"
+}
+
 // Build builds the library of mutant id (0: the normal build) of kind (cuda, emu) with make in the
 // working directory (the repository root) and returns its path, relative to it.
 func Build(kind string, id int, log io.Writer) (string, error) {
@@ -82,8 +90,8 @@ func Build(kind string, id int, log io.Writer) (string, error) {
 }
 
 // EnsureTestBinaries builds the test binaries kt (./kernels) and ft (./fuzz, with its fuzz
-// targets) with go when they are missing; go's errors go to stderr.
-func EnsureTestBinaries(kt, ft string, stderr io.Writer) error {
+// targets) with go when they are missing, saying so on progress; go's errors go to stderr.
+func EnsureTestBinaries(kt, ft string, progress, stderr io.Writer) error {
 	for _, b := range []struct{ path, pkg string }{{kt, "./kernels"}, {ft, "./fuzz"}} {
 		if _, err := os.Stat(b.path); err == nil {
 			continue
@@ -95,6 +103,8 @@ func EnsureTestBinaries(kt, ft string, stderr io.Writer) error {
 		if b.pkg == "./fuzz" {
 			args = []string{"test", "-c", "-fuzz=.", "-o", b.path, b.pkg}
 		}
+		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
+		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
 		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = stderr

@@ -5,9 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
+
+// DefaultOut is where a run writes its kill matrix and logs unless told otherwise: under build/,
+// which git ignores, so a run leaves the tree clean.
+const DefaultOut = "build/mutate"
 
 // Config is one run over a list of libraries.
 type Config struct {
@@ -18,6 +23,46 @@ type Config struct {
 	Full         bool          // the full kernel grid instead of the -short one
 	Conventional bool          // also run the conventional suite on each library
 	Jobs         int           // libraries built at once
+}
+
+// Plan says in one line what Run does with todo: how many libraries of which kind are built, what
+// runs on each, and where the kill matrix goes.
+func Plan(cfg Config, todo []Mutant) string {
+	n, unmutated := len(todo), false
+	for _, m := range todo {
+		if m.ID == 0 {
+			n, unmutated = n-1, true
+		}
+	}
+	var what []string
+	if n > 0 {
+		what = append(what, count(n, "mutant", "mutants"))
+	}
+	if unmutated {
+		what = append(what, "the unmutated build")
+	}
+	grid := "-short"
+	if cfg.Full {
+		grid = "full"
+	}
+	steps := []string{fmt.Sprintf("the %s kernel grid (the mutant's op first)", grid)}
+	if cfg.Budget > 0 {
+		steps = append(steps, fmt.Sprintf("while it survives, the %d GPU fuzz targets for %v each", len(FuzzTargets), FuzzPerTarget(cfg.Budget)))
+	}
+	if cfg.Conventional {
+		steps = append(steps, "the conventional suite")
+	}
+	return fmt.Sprintf("%s (%s), built %d at a time; then on each %s; kill matrix in %s",
+		count(len(todo), cfg.Kind+" library", cfg.Kind+" libraries"), strings.Join(what, " and "), max(1, cfg.Jobs),
+		strings.Join(steps, ", "), filepath.Join(cfg.Out, "kill-matrix.md"))
+}
+
+// count is "1 one" or "n many".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Run builds every library of todo (cfg.Jobs at a time), then runs each through the grid, the
@@ -31,7 +76,7 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 		return nil, err
 	}
 	kt, ft := filepath.Join(cfg.Bin, "kernels.test"), filepath.Join(cfg.Bin, "fuzz.test")
-	if err := EnsureTestBinaries(kt, ft, stderr); err != nil {
+	if err := EnsureTestBinaries(kt, ft, stdout, stderr); err != nil {
 		return nil, err
 	}
 	libs, berrs := buildAll(cfg, todo, stdout)
@@ -58,13 +103,15 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 }
 
 // buildAll builds the libraries of todo, cfg.Jobs at a time (nvcc compiles one mutant on one
-// core), each with its log under Out/logs.
+// core), each with its log under Out/logs, and says as each one is done.
 func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 	fmt.Fprintf(stdout, "building %d %s libraries, %d at a time…\n", len(todo), cfg.Kind, cfg.Jobs)
 	t0 := time.Now()
 	libs, berrs := make([]string, len(todo)), make([]error, len(todo))
 	sem := make(chan struct{}, max(1, cfg.Jobs))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for i, m := range todo {
 		wg.Add(1)
 		go func() {
@@ -80,6 +127,14 @@ func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 				libs[i], err = Build(cfg.Kind, m.ID, logf)
 				return err
 			}()
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			status := "built"
+			if berrs[i] != nil {
+				status = "FAILED to build"
+			}
+			fmt.Fprintf(stdout, "  [%d/%d] mutant %d (%s) %s, %v\n", done, len(todo), m.ID, m.Name, status, time.Since(t0).Round(time.Second))
 		}()
 	}
 	wg.Wait()

@@ -58,7 +58,7 @@ echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
 	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 5*7 || rows[3].Fuzz == nil {
 		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 5 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[3].Fuzz)
 	}
-	for _, want := range []string{"building 4 emu libraries, 2 at a time",
+	for _, want := range []string{"building 4 emu libraries, 2 at a time", "[4/4] mutant", "FAILED to build",
 		"mutant 2 (OCT_MUT_DECODE_X): grid… fuzz… conventional… SURVIVED", "mutant 0 (unmutated): grid… fuzz… conventional… passes"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q", want)
@@ -76,6 +76,23 @@ echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
 	}
 	if log, err := os.ReadFile(filepath.Join(out, "logs", "m3-build.log")); err != nil || !strings.Contains(string(log), "no such mutant") {
 		t.Errorf("build log of mutant 3: %q, %v", log, err)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	ms := []Mutant{{ID: 1}, {ID: 2}}
+	cfg := Config{Kind: "emu", Budget: 75 * time.Second, Out: "build/mutate", Conventional: true, Jobs: 4}
+	got := Plan(cfg, Select(ms, nil))
+	for _, want := range []string{"3 emu libraries (2 mutants and the unmutated build), built 4 at a time",
+		"the -short kernel grid", "the 5 GPU fuzz targets for 15s each", "the conventional suite", "build/mutate/kill-matrix.md"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan %q lacks %q", got, want)
+		}
+	}
+	cfg.Budget, cfg.Conventional, cfg.Full = 0, false, true
+	if got := Plan(cfg, Select(ms, map[int]bool{2: true})); strings.Contains(got, "fuzz") || strings.Contains(got, "conventional") ||
+		!strings.Contains(got, "1 emu library (1 mutant), built 4") || !strings.Contains(got, "the full kernel grid") {
+		t.Errorf("plan without fuzzing and the conventional suite: %q", got)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -18,16 +17,27 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kind := fs.String("kind", "", "library to build: cuda (needs nvcc) or emu (the CPU emulator); default cuda when nvcc is on PATH, else emu")
-	only := fs.String("only", "", "comma-separated mutant ids (0 = the unmutated build); default all, and 0")
+	all := fs.Bool("all", false, "run every mutant of --header and the unmutated build")
+	only := fs.String("only", "", "run only these comma-separated mutant ids (0 = the unmutated build)")
 	budget := fs.Duration("budget-per-mutant", 75*time.Second, "fuzzing budget per mutant after the grid, shared by the five GPU targets (at least 15 s each)")
 	bin := fs.String("bin", "bin", "directory with kernels.test and fuzz.test (make gpu-bins); built here with go when missing")
-	out := fs.String("out", "mutate-out", "directory for kill-matrix.md, kill-matrix.json and the logs")
+	out := fs.String("out", mutate.DefaultOut, "directory for kill-matrix.md, kill-matrix.json and the logs")
 	full := fs.Bool("full", false, "run the full kernel grid instead of the -short one")
 	conventional := fs.Bool("conventional", true, "also run the conventional suite (upstream-shaped tests only) on each mutant")
 	header := fs.String("header", "csrc/include/octave_mutant.h", "the mutant ids")
 	jobs := fs.Int("jobs", 4, "mutant libraries built at once before the runs")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant mutate [--kind cuda|emu] [--budget-per-mutant 60s] [--only id,...] [--out DIR]\n\nBuilds each mutant library (corpus/mutants.md; make <kind>-mutant MUTANT=<id>) and the unmutated\none, runs the kernel grid and then the GPU fuzz targets until the mutant is killed or its budget\nends, and the conventional suite beside it; writes a kill matrix. Run from the repository root.\nExit 0 when every mutant is killed and the unmutated build passes, 1 otherwise, 2 on usage errors.")
+		fmt.Fprintln(stderr, `usage: octant mutate (--all | --only ID,...) [--kind cuda|emu] [--budget-per-mutant 75s] [--out DIR]
+
+Builds each mutant library (corpus/mutants.md; make <kind>-mutant MUTANT=<id>) and the unmutated
+one, runs the kernel grid and then the GPU fuzz targets until the mutant is killed or its budget
+ends, and the conventional suite beside it; writes a kill matrix. Run from the repository root.
+
+A full run builds every mutant (25 and more) and tests each for up to its budget, so it starts only
+when asked: --all for every mutant and the unmutated build, --only for some. Without either it
+prints what --all would build and run, and exits 2. It prints that plan first when it starts, too.
+The output goes to `+mutate.DefaultOut+` by default, under the git-ignored build/.
+Exit 0 when every mutant is killed and the unmutated build passes, 1 otherwise, 2 on usage errors.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -36,14 +46,25 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "octant mutate: unexpected argument %q: mutants are chosen with --only ID,... (or --all)\n", fs.Arg(0))
+		return 2
+	}
+	kindWhy := ""
 	if *kind == "" {
-		*kind = "emu"
-		if _, err := exec.LookPath("nvcc"); err == nil {
-			*kind = "cuda"
-		}
+		*kind, kindWhy = mutate.DefaultKind()
+		kindWhy = fmt.Sprintf(" (--kind %s: %s)", *kind, kindWhy)
 	}
 	if *kind != "cuda" && *kind != "emu" {
 		fmt.Fprintf(stderr, "octant mutate: --kind %q: expected cuda or emu\n", *kind)
+		return 2
+	}
+	if *jobs < 1 {
+		fmt.Fprintf(stderr, "octant mutate: --jobs %d: expected ≥ 1\n", *jobs)
+		return 2
+	}
+	if *all && *only != "" {
+		fmt.Fprintf(stderr, "octant mutate: --all and --only %s: expected one of them\n", *only)
 		return 2
 	}
 	ms, err := mutate.ReadMutants(*header)
@@ -57,7 +78,14 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := mutate.Config{Kind: *kind, Budget: *budget, Bin: *bin, Out: *out, Full: *full, Conventional: *conventional, Jobs: *jobs}
-	rows, err := mutate.Run(cfg, mutate.Select(ms, sel), stdout, stderr)
+	todo := mutate.Select(ms, sel)
+	if !*all && sel == nil {
+		fmt.Fprintf(stderr, "octant mutate: nothing selected. --all would build %s%s.\n", mutate.Plan(cfg, todo), kindWhy)
+		fmt.Fprintf(stderr, "octant mutate: start it with --all, or choose mutants with --only ID,... (0 = the unmutated build; ids in %s)\n", *header)
+		return 2
+	}
+	fmt.Fprintf(stdout, "mutate: %s%s\n", mutate.Plan(cfg, todo), kindWhy)
+	rows, err := mutate.Run(cfg, todo, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
 		return 2
