@@ -43,8 +43,8 @@ func TestBenchUsageErrors(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "16 decode calls of 128") || !strings.Contains(errs, "num_splits auto") {
 		t.Errorf("-h: exit %d\n%s", code, errs)
 	}
-	if _, _, errs := runCLI("help"); !strings.Contains(errs, "bench") {
-		t.Errorf("bench missing from the command list:\n%s", errs)
+	if _, out, _ := runCLI("help"); !strings.Contains(out, "bench") {
+		t.Errorf("bench missing from the command list:\n%s", out)
 	}
 }
 
