@@ -3,6 +3,10 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 export CGO_ENABLED ?= 0
 
+# go test with one line per package as it ends, every failure's output in full, a line every 30 s
+# saying what still runs, and go test's exit status (internal/cmd/gotest).
+GOTEST = $(GO) run ./internal/cmd/gotest -go $(GO) --
+
 .PHONY: setup test vet fmt-check bench golden sums conform
 setup:
 	@command -v $(GO) >/dev/null || { echo "Go not found: install Go 1.26 (expected /usr/local/go/bin)"; exit 2; }
@@ -13,7 +17,7 @@ setup:
 # (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
 # tests' -short grids run on the CPU emulator build of the kernels.
 test: fmt-check vet sums isa hip
-	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GO) test ./...
+	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 	$(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100
 	$(MAKE) emu-test
@@ -74,9 +78,9 @@ OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
 gpu-test:
 	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
-	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GO) test -count=1 -timeout 60m ./kernels/
+	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/
 
 emu-test: $(KBUILD)/liboctave_emu.so
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -short -count=1 ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
