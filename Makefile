@@ -45,7 +45,9 @@ conform:
 	else \
 	  echo "conform: no nvcc here: static certification of gfx1100 and gfx942 (code objects only) and the oracle's golden check;"; \
 	  echo "conform: nothing is run on a GPU, so no runtime behaviour is certified (run make conform on a GPU machine for that)."; \
-	  $(MAKE) isa >/dev/null && \
+	  mkdir -p $(KBUILD) && \
+	  { $(MAKE) --no-print-directory isa >$(KBUILD)/isa.log || { cat $(KBUILD)/isa.log; echo "conform: make isa failed (output above, in $(KBUILD)/isa.log)" >&2; exit 1; }; } && \
+	  echo "conform: gfx1100 and gfx942 code objects built and checked against arch/ (table in $(KBUILD)/isa.log)" && \
 	  $(GO) run ./cmd/octant golden --check corpus/golden/upstream && \
 	  { $(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; a=$$?; \
 	    $(GO) run ./cmd/octant conform --isa-only --arch gfx942 --out $(KBUILD)/conform-gfx942; b=$$?; \
