@@ -7,11 +7,18 @@ export CGO_ENABLED ?= 0
 # saying what still runs, and go test's exit status (internal/cmd/gotest).
 GOTEST = $(GO) run ./internal/cmd/gotest -go $(GO) --
 
-.PHONY: setup test vet fmt-check bench golden sums conform
+.PHONY: setup test vet fmt-check bench golden sums conform bin/octant
+# make setup: the Go modules, every package built, and the command line as bin/octant (put it on
+# PATH: export PATH=$PWD/bin:$PATH; make bin/octant rebuilds it after a change).
 setup:
 	@command -v $(GO) >/dev/null || { echo "Go not found: install Go 1.26 (expected /usr/local/go/bin)"; exit 2; }
 	$(GO) mod download
 	$(GO) build ./...
+	@$(MAKE) --no-print-directory bin/octant
+	@echo "setup: done. To run octant as a command: export PATH=$(CURDIR)/bin:\$$PATH"
+
+bin/octant:
+	$(GO) build -buildvcs=auto -o bin/octant ./cmd/octant
 
 # make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
 # (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
