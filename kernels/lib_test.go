@@ -56,6 +56,9 @@ func TestOpenBareName(t *testing.T) {
 	lib := os.Getenv("OCTANT_LIB")
 	if lib != "" {
 		lib, _ = filepath.Abs(lib)
+		if _, err := os.Stat(lib); err != nil {
+			t.Fatalf("OCTANT_LIB=%s: %v (go test runs in the package's directory: give an absolute path)", os.Getenv("OCTANT_LIB"), err)
+		}
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
