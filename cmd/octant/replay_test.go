@@ -36,6 +36,10 @@ func TestReplayDirectory(t *testing.T) {
 	if code != 2 || !strings.HasPrefix(errs, "octant replay: expected reproducer files or directories") {
 		t.Errorf("no arguments: exit %d, stderr %q", code, errs)
 	}
+	code, out, errs = runCLI("replay", dir, "--lib", "x.so")
+	if code != 2 || out != "" || !strings.Contains(errs, "--lib: flags go before the files") {
+		t.Errorf("a flag after the files: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
 
 // TestReplayCorpus replays the repository's corpus by its directory, as `make test` could.

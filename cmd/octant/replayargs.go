@@ -12,8 +12,14 @@ import (
 
 // reproducerPaths expands replay's arguments: a file stays as it is; a directory becomes the
 // reproducer files under it (*.json, recursively, sorted), and w is told how many were found. A
-// directory without any is an error that names it.
+// directory without any is an error that names it, and so is a flag after the files (Go's flag
+// parsing stops at the first file, so it would be taken for one).
 func reproducerPaths(args []string, w io.Writer) ([]string, error) {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return nil, fmt.Errorf("%s: flags go before the files (octant replay --lib PATH FILE|DIR...)", a)
+		}
+	}
 	var out []string
 	for _, a := range args {
 		st, err := os.Stat(a)
