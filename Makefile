@@ -3,17 +3,28 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 export CGO_ENABLED ?= 0
 
-.PHONY: setup test vet fmt-check bench golden sums conform
+# go test with one line per package as it ends, every failure's output in full, a line every 30 s
+# saying what still runs, and go test's exit status (internal/cmd/gotest).
+GOTEST = $(GO) run ./internal/cmd/gotest -go $(GO) --
+
+.PHONY: setup test vet fmt-check bench golden sums conform bin/octant
+# make setup: the Go modules, every package built, and the command line as bin/octant (put it on
+# PATH: export PATH=$PWD/bin:$PATH; make bin/octant rebuilds it after a change).
 setup:
 	@command -v $(GO) >/dev/null || { echo "Go not found: install Go 1.26 (expected /usr/local/go/bin)"; exit 2; }
 	$(GO) mod download
 	$(GO) build ./...
+	@$(MAKE) --no-print-directory bin/octant
+	@echo "setup: done. To run octant as a command: export PATH=$(CURDIR)/bin:\$$PATH"
+
+bin/octant:
+	$(GO) build -buildvcs=auto -o bin/octant ./cmd/octant
 
 # make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
 # (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
 # tests' -short grids run on the CPU emulator build of the kernels.
 test: fmt-check vet sums isa hip
-	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GO) test ./...
+	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 	@# gfx1100 is not certifiable until its native wmma kernels exist (exit 1, the missing kernels
 	@# named); the static ISA checks themselves ran in `make isa`. Exit 2 (an error) fails the test.
@@ -43,7 +54,9 @@ conform:
 	else \
 	  echo "conform: no nvcc here: static certification of gfx1100 and gfx942 (code objects only) and the oracle's golden check;"; \
 	  echo "conform: nothing is run on a GPU, so no runtime behaviour is certified (run make conform on a GPU machine for that)."; \
-	  $(MAKE) isa >/dev/null && \
+	  mkdir -p $(KBUILD) && \
+	  { $(MAKE) --no-print-directory isa >$(KBUILD)/isa.log || { cat $(KBUILD)/isa.log; echo "conform: make isa failed (output above, in $(KBUILD)/isa.log)" >&2; exit 1; }; } && \
+	  echo "conform: gfx1100 and gfx942 code objects built and checked against arch/ (table in $(KBUILD)/isa.log)" && \
 	  $(GO) run ./cmd/octant golden --check corpus/golden/upstream && \
 	  { $(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; a=$$?; \
 	    $(GO) run ./cmd/octant conform --isa-only --arch gfx942 --out $(KBUILD)/conform-gfx942; b=$$?; \
@@ -77,10 +90,10 @@ OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
 gpu-test:
 	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
-	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GO) test -count=1 -timeout 60m ./kernels/
+	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/
 
 emu-test: $(KBUILD)/liboctave_emu.so
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GO) test -short -count=1 ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk

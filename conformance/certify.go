@@ -1,19 +1,14 @@
 package conformance
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/fuzz"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -26,7 +21,7 @@ type Suite struct {
 // newCertificate starts a certificate with the suite's identity, the commit it was built from,
 // the date and the case generator.
 func newCertificate(s Suite, mode string, a arch.Arch) *Certificate {
-	commit, dirty := SuiteCommit()
+	commit, dirty := provenance.SuiteCommit()
 	return &Certificate{Schema: SchemaVersion, Suite: s.Version, Commit: commit, Dirty: dirty, Mode: mode, Arch: a.Name,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, CaseGen: fuzz.CaseGenVersion, Missing: a.Missing()}
 }
@@ -84,7 +79,7 @@ func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, err
 	if len(a.Requires) == 0 {
 		return nil, fmt.Errorf("%s has no certification requirements in the registry (it is not a GPU architecture)", a.Name)
 	}
-	sum, err := fileSHA256(l.Path)
+	sum, err := provenance.FileSHA256(l.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -106,44 +101,4 @@ func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, err
 	c.Cases = RunBattery(l, o)
 	c.Finish()
 	return c, nil
-}
-
-// fileSHA256 is the hex SHA-256 of a file.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// SuiteCommit is the suite's git commit and whether its tree was dirty: from the binary's build
-// info (go build stamps it), else from git in the working directory.
-func SuiteCommit() (string, bool) {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev string
-		var mod bool
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				mod = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			return rev, mod
-		}
-	}
-	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "unknown", false
-	}
-	st, _ := exec.Command("git", "status", "--porcelain").Output()
-	return strings.TrimSpace(string(rev)), len(strings.TrimSpace(string(st))) > 0
 }

@@ -7,7 +7,8 @@
 //
 //   - [Open] checks the library's ABI version against [ABIVersion] and fails with an error that
 //     names the path and both versions; a missing file, a file that is not a library, or a missing
-//     symbol is an error, never a panic.
+//     symbol is an error, never a panic. A path without a slash ("liboctave_emu.so") names a file in
+//     the working directory, not a name for dlopen's search path.
 //   - [Lib.OpenDevice] opens a device; with no device of the library's runtime it returns an
 //     error wrapping [ErrNoDevice] ("no HIP device", "no CUDA device").
 //   - Every operation takes its arguments as a Go struct mirroring the C struct (struct_size is

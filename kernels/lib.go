@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -59,8 +61,20 @@ type Lib struct {
 	mu sync.Mutex // octave_last_error is per thread: hold the OS thread between a call and its message
 }
 
-// Open loads the library at path and checks its ABI version.
+// Open loads the library at path and checks its ABI version. A path without a slash names a file
+// in the working directory (dlopen would search the system's library path for it instead): it is
+// made absolute first, and Lib.Path is the absolute path.
 func Open(path string) (*Lib, error) {
+	if !strings.Contains(path, "/") && path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("kernels: library %s: %w", path, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("kernels: library %s: a name without a slash names a file in the working directory: %w", path, err)
+		}
+		path = abs
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("kernels: library %s: %w", path, err)
 	}

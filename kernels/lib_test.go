@@ -49,3 +49,37 @@ func TestErrorIsNoDevice(t *testing.T) {
 		t.Errorf("%v", e)
 	}
 }
+
+// A name without a slash is a file in the working directory, as for every other path, not a name
+// for dlopen's search path; when it is missing, the error names the absolute path tried.
+func TestOpenBareName(t *testing.T) {
+	lib := os.Getenv("OCTANT_LIB")
+	if lib != "" {
+		lib, _ = filepath.Abs(lib)
+		if _, err := os.Stat(lib); err != nil {
+			t.Fatalf("OCTANT_LIB=%s: %v (go test runs in the package's directory: give an absolute path)", os.Getenv("OCTANT_LIB"), err)
+		}
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if _, err := Open("liboctave_none.so"); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "liboctave_none.so")) ||
+		!strings.Contains(err.Error(), "working directory") {
+		t.Errorf("missing bare name: %v; expected the absolute path tried and the working directory", err)
+	}
+	os.WriteFile("liboctave_fake.so", []byte("not an ELF file"), 0o644)
+	if _, err := Open("liboctave_fake.so"); err == nil || !strings.Contains(err.Error(), "loading "+filepath.Join(dir, "liboctave_fake.so")) {
+		t.Errorf("bare name of a file here: %v; expected dlopen of its absolute path", err)
+	}
+	if lib == "" {
+		t.Skip("OCTANT_LIB not set: the bare name of a real library is not tried")
+	}
+	t.Chdir(filepath.Dir(lib))
+	l, err := Open(filepath.Base(lib))
+	if err != nil {
+		t.Fatalf("Open(%q) in %s: %v", filepath.Base(lib), filepath.Dir(lib), err)
+	}
+	defer l.Close()
+	if l.Path != lib {
+		t.Errorf("Path %q, want %q", l.Path, lib)
+	}
+}

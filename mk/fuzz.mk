@@ -19,20 +19,24 @@ FUZZTIME     ?= 30s
 FUZZ_PKG     ?= ./fuzz
 FUZZ_TARGETS ?= $(shell $(GO) test -list '^Fuzz' $(FUZZ_PKG) | grep '^Fuzz')
 
+# go test runs the fuzz binary in $(FUZZ_PKG): a library path given relative to here is made
+# absolute, or the GPU targets would look for it there.
+FUZZ_LIB_ENV = $(if $(filter command line environment,$(origin OCTANT_LIB)),OCTANT_LIB=$(abspath $(OCTANT_LIB)))
+
 .PHONY: fuzz fuzz-list
 fuzz:
 	@test -n "$(strip $(FUZZ_TARGETS))" || { echo "fuzz: no Fuzz targets found in $(FUZZ_PKG)" >&2; exit 2; }
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  echo "== $$t ($(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
+	@set -e; i=0; for t in $(FUZZ_TARGETS); do i=$$((i+1)); \
+	  echo "== [$$i/$(words $(FUZZ_TARGETS))] $$t ($(FUZZTIME))"; \
+	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
 	done
 
 GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill
 .PHONY: fuzz-gpu
 fuzz-gpu:
-	@lib=$${OCTANT_LIB:-$(abspath build/liboctave_cuda.so)}; test -f "$$lib" || { echo "fuzz-gpu: no kernel library at $$lib (make cuda, or set OCTANT_LIB)" >&2; exit 2; }; \
-	set -e; for t in $(GPU_FUZZ_TARGETS); do \
-	  echo "== $$t ($(FUZZTIME), $$lib)"; \
+	@lib=$(abspath $(or $(OCTANT_LIB),build/liboctave_cuda.so)); test -f "$$lib" || { echo "fuzz-gpu: no kernel library at $$lib (make cuda, or set OCTANT_LIB)" >&2; exit 2; }; \
+	set -e; i=0; for t in $(GPU_FUZZ_TARGETS); do i=$$((i+1)); \
+	  echo "== [$$i/$(words $(GPU_FUZZ_TARGETS))] $$t ($(FUZZTIME), $$lib)"; \
 	  OCTANT_LIB=$$lib $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
 	done
 

@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/octant-kv/octant/corpus/golden"
@@ -27,8 +30,16 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *check == "" || fs.NArg() != 0 {
+	switch {
+	case *check == "" && fs.NArg() > 0:
+		fmt.Fprintf(stderr, "octant golden: expected --check DIR; got a bare argument %q: did you mean --check %s?\n", fs.Arg(0), fs.Arg(0))
+		return 2
+	case *check == "":
+		fmt.Fprintln(stderr, "octant golden: expected --check DIR (a directory of golden files)")
 		fs.Usage()
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "octant golden: unexpected argument %q after --check %s\n", fs.Arg(0), *check)
 		return 2
 	}
 	slotPaths, attnPaths, err := golden.Dir(*check)
@@ -64,7 +75,7 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 			problems = append(problems, fmt.Sprintf("%s: unexplained slot %s", filepath.Base(p), u))
 		}
 		if *verbose {
-			problems = append(problems, fmt.Sprintf("%s: accepted differences by rule %v; hazards %v", filepath.Base(p), st.Rules, st.Hazards))
+			problems = append(problems, fmt.Sprintf("%s: accepted differences by rule: %s; hazards: %s", filepath.Base(p), countList(st.Rules), countList(st.Hazards)))
 		}
 	}
 	for _, p := range attnPaths {
@@ -100,10 +111,29 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 	for _, m := range problems {
 		fmt.Fprintln(stdout, m)
 	}
-	fmt.Fprintf(stdout, "golden: slots %d identical, %d explained, %d unexplained; attention %d cases, max rel L2 %.2e\n",
-		nIdent, nExpl, nUnexpl, nAttn, maxRel)
+	slots, attn := "no slot file", "no attention file"
+	if len(slotPaths) > 0 {
+		slots = fmt.Sprintf("slots %d identical, %d explained, %d unexplained", nIdent, nExpl, nUnexpl)
+	}
+	if len(attnPaths) > 0 {
+		attn = fmt.Sprintf("attention %d cases, max rel L2 %.2e", nAttn, maxRel)
+	}
+	fmt.Fprintf(stdout, "golden: %s; %s\n", slots, attn)
 	if failed {
 		return 1
 	}
 	return 0
+}
+
+// countList prints counts by name for people: "code-tie 261, none 1", sorted by name; "none" when
+// there are none.
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var f []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		f = append(f, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(f, ", ")
 }

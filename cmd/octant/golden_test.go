@@ -104,13 +104,63 @@ func TestGoldenCatchesAttentionErrors(t *testing.T) {
 	}
 }
 
+// TestGoldenUsageErrors: exit 2, and the message says what was expected.
 func TestGoldenUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"golden"}, {"golden", "--check", "/nonexistent/dir"}, {"golden", "--check", "."}, {"nosuchcommand"}} {
-		if code, out, errs := runCLI(args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errs)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"golden"}, "octant golden: expected --check DIR"},
+		{[]string{"golden", upstream}, `octant golden: expected --check DIR; got a bare argument "` + upstream + `": did you mean --check ` + upstream + "?"},
+		{[]string{"golden", "--check", upstream, "extra"}, `unexpected argument "extra" after --check`},
+		{[]string{"golden", "--check", "/nonexistent/dir"}, "/nonexistent/dir"},
+		{[]string{"golden", "--check", "."}, "no golden files"},
+		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand"`},
+	} {
+		if code, out, errs := runCLI(c.args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q\n%s", c.args, code, errs, c.want, out)
 		}
 	}
 	if code, _, _ := runCLI("golden", "-h"); code != 0 {
 		t.Errorf("golden -h: exit %d", code)
+	}
+}
+
+// TestGoldenVerboseCounts: -v lists the accepted differences and hazards as "name count" pairs,
+// sorted, never as a Go map.
+func TestGoldenVerboseCounts(t *testing.T) {
+	code, out, errs := runCLI("golden", "-v", "--check", upstream)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	want := regexp.MustCompile(`(?m)^slots-octave_k3v4\.json\.gz: accepted differences by rule: code-tie \d+, scale-of-stored-codes \d+; hazards: K0:scale-overflow \d+, `)
+	if strings.Contains(out, "map[") || !want.MatchString(out) {
+		t.Errorf("-v output:\n%s", out)
+	}
+	if got := countList(map[string]int{"none": 1, "code-tie": 261}); got != "code-tie 261, none 1" {
+		t.Errorf("countList = %q", got)
+	}
+	if got := countList(nil); got != "none" {
+		t.Errorf("countList(nil) = %q", got)
+	}
+}
+
+// TestGoldenMissingKind: a directory with only slot files, or only attention files, says which
+// kind it lacks instead of reporting 0 cases with a max rel L2 of 0.
+func TestGoldenMissingKind(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"slots-octave_k3v4.json.gz", `(?m)^golden: slots \d+ identical, \d+ explained, 0 unexplained; no attention file$`},
+		{"attention.json.gz", `(?m)^golden: no slot file; attention 16 cases, max rel L2 \S+$`},
+	} {
+		dir := t.TempDir()
+		raw, err := os.ReadFile(filepath.Join(upstream, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, c.file), raw, 0o644)
+		code, out, errs := runCLI("golden", "--check", dir)
+		if code != 0 || !regexp.MustCompile(c.want).MatchString(out) {
+			t.Errorf("%s alone: exit %d, output\n%s%s\nwant a line matching %s", c.file, code, out, errs, c.want)
+		}
 	}
 }

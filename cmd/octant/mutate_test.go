@@ -1,58 +1,68 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
-func TestReadMutants(t *testing.T) {
-	ms, err := readMutants("../../csrc/include/octave_mutant.h")
-	if err != nil {
-		t.Fatal(err)
+const mutantHeader = "../../csrc/include/octave_mutant.h"
+
+// TestMutateNeedsSelection: with no --all or --only, mutate builds nothing, says what --all would
+// build and run, and how to start it; bad selections are usage errors that say what was expected.
+func TestMutateNeedsSelection(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no nvcc, no make: nothing can start
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"mutate", "--header", mutantHeader}, []string{"nothing selected", "--all would build", "emu libraries",
+			"mutants and the unmutated build", "build/mutate/kill-matrix.md", "--kind emu: no nvcc on PATH", "start it with --all, or choose mutants with --only"}},
+		{[]string{"mutate", "--header", mutantHeader, "3"}, []string{`unexpected argument "3"`, "--only"}},
+		{[]string{"mutate", "--header", mutantHeader, "--all", "--only", "3"}, []string{"--all and --only 3: expected one of them"}},
+		{[]string{"mutate", "--header", mutantHeader, "--only", "999"}, []string{"not a mutant id"}},
+		{[]string{"mutate", "--header", mutantHeader, "--all", "--jobs", "0"}, []string{"--jobs 0: expected ≥ 1"}},
+		{[]string{"mutate", "--all"}, []string{"run from the repository root"}},
+	} {
+		code, out, errs := runCLI(c.args...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want exit 2 and nothing on stdout", c.args, code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errs)
+			}
+		}
 	}
-	if ms[0].ID != 1 || ms[0].Name != "OCT_MUT_REDUCE_PAD_UNWRITTEN" || ms[0].Op != "reduce" || ms[0].Defect == "" {
-		t.Errorf("first mutant %+v, expected id 1 OCT_MUT_REDUCE_PAD_UNWRITTEN (reduce) with its comment", ms[0])
-	}
-	dir := t.TempDir()
-	dup := filepath.Join(dir, "dup.h")
-	os.WriteFile(dup, []byte("#define OCT_MUT_A_B 3  // x\n#define OCT_MUT_C_D 3\n"), 0o644)
-	if _, err := readMutants(dup); err == nil || !strings.Contains(err.Error(), "id 3 used by") {
-		t.Errorf("duplicate ids: %v", err)
-	}
-	if _, err := parseIDs("1,99", ms); err == nil {
-		t.Error("--only 99 accepted")
-	}
-	if sel, err := parseIDs("0, 1", ms); err != nil || !sel[0] || !sel[1] {
-		t.Errorf("--only 0,1: %v %v", sel, err)
+	if code, _, errs := runCLI("mutate", "-h"); code != 0 || !strings.Contains(errs, "--all") || !strings.Contains(errs, "build/mutate") {
+		t.Errorf("mutate -h: exit %d\n%s", code, errs)
 	}
 }
 
-// runUntilFail stops at the first failure, names the failing subtest (its parent's line comes
-// first), counts started tests, and lets a passing run finish.
-func TestRunUntilFail(t *testing.T) {
-	script := `echo "=== RUN   TestA"; echo "=== RUN   TestA/b"; echo "--- FAIL: TestA (0.01s)"; echo "    --- FAIL: TestA/b (0.00s)"; sleep 20`
-	t0 := time.Now()
-	r := runUntilFail("sh", []string{"-c", script}, nil, 0, io.Discard)
-	if !r.Killed || r.By != "TestA/b" || r.Cases != 2 || time.Since(t0) > 10*time.Second {
-		t.Errorf("failing run: %+v after %v, expected killed by TestA/b, 2 cases, well before the 20 s sleep", r, time.Since(t0))
+// TestMutateOnlyStartsWithPlan: a selected run says its plan first, then builds and runs (here
+// with a fake make and fake test binaries: the unmutated build passes).
+func TestMutateOnlyStartsWithPlan(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"make": `echo "make $*"`, "kernels.test": `echo "=== RUN   TestA"; echo PASS`, "fuzz.test": `echo PASS`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	r = runUntilFail("sh", []string{"-c", `echo "=== RUN   TestA"; echo "--- PASS: TestA"; echo "fuzz: elapsed: 1s, execs: 42 (42/sec)"`}, nil, 0, io.Discard)
-	if r.Killed || r.Cases != 42 {
-		t.Errorf("passing run: %+v, expected not killed and 42 cases (the fuzzer's execs)", r)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI("mutate", "--header", mutantHeader, "--kind", "emu", "--only", "0", "--bin", dir, "--out", out, "--budget-per-mutant", "0s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	// A parallel subtest's failure message streams first: killed then, named by the last
-	// test continued, long before the parent's "--- FAIL" lines.
-	t0 = time.Now()
-	r = runUntilFail("sh", []string{"-c", `echo "=== RUN   TestB"; echo "=== CONT  TestB/x"; echo "    f.go:1: bad value"; echo "        [seed 1; reproduce: go test …]"; sleep 20; echo "--- FAIL: TestB"`}, nil, 0, io.Discard)
-	if !r.Killed || r.By != "TestB/x" || time.Since(t0) > 10*time.Second {
-		t.Errorf("streamed failure: %+v after %v, expected killed by TestB/x at once", r, time.Since(t0))
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.HasPrefix(first, "mutate: 1 emu library (the unmutated build)") || !strings.Contains(first, filepath.Join(out, "kill-matrix.md")) {
+		t.Errorf("first line %q: expected the plan", first)
 	}
-	r = runUntilFail("sh", []string{"-c", "sleep 20"}, nil, 200*time.Millisecond, io.Discard)
-	if r.Killed || r.After > 10*time.Second {
-		t.Errorf("budget: %+v, expected stopped at the budget and not counted as a kill", r)
+	if !strings.Contains(stdout, "mutant 0 (unmutated): grid… conventional… passes") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "kill-matrix.json")); err != nil {
+		t.Error(err)
 	}
 }

@@ -16,7 +16,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	lib := fs.String("lib", "", "kernel library to run GPU reproducers on (corpus/regressions/{store,rotate,decode,reduce,prefill}); without it they run against the oracle alone")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant replay [--lib PATH] FILE...\n\nRebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/) and\nre-runs its property: against the oracle, and for GPU reproducers on every tier of the library\ngiven with --lib. Exit 1 if any still fails, 2 if a file or the library cannot be read.")
+		fmt.Fprintln(stderr, "usage: octant replay [--lib PATH] FILE|DIR...\n\nRebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/; a DIR\nstands for every *.json file under it) and re-runs its property: against the oracle, and for GPU\nreproducers on every tier of the library given with --lib. Exit 1 if any still fails, 2 if a file\nor the library cannot be read.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -26,7 +26,13 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "octant replay: expected reproducer files or directories of them")
 		fs.Usage()
+		return 2
+	}
+	paths, err := reproducerPaths(fs.Args(), stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "octant replay: %v\n", err)
 		return 2
 	}
 	var g *harness.Lib
@@ -40,7 +46,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "library: %s\n", g)
 	}
 	status := 0
-	for _, p := range fs.Args() {
+	for _, p := range paths {
 		if _, err := harness.ReadReproducer(p); err != nil {
 			fmt.Fprintf(stderr, "octant replay: %v\n", err)
 			return 2

@@ -1,4 +1,4 @@
-package main
+package mutate
 
 import (
 	"bufio"
@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// mutant is one entry of csrc/include/octave_mutant.h: `#define OCT_MUT_<OP>_<WHAT> <id>  // defect`.
-type mutant struct {
+// Mutant is one entry of csrc/include/octave_mutant.h: `#define OCT_MUT_<OP>_<WHAT> <id>  // defect`.
+// ID 0 is the unmutated build.
+type Mutant struct {
 	ID     int    `json:"id"`
 	Name   string `json:"name"`
 	Op     string `json:"op"`
@@ -19,14 +20,15 @@ type mutant struct {
 
 var mutantDefine = regexp.MustCompile(`^#define\s+OCT_MUT_([A-Z0-9]+)_([A-Z0-9_]+)\s+(\d+)\s*(?://\s*(.*))?$`)
 
-// readMutants parses the mutant ids of the header (the catalogue corpus/mutants.md describes them).
-func readMutants(header string) ([]mutant, error) {
+// ReadMutants parses the mutant ids of the header (the catalogue corpus/mutants.md describes them):
+// ids positive and distinct, at least one.
+func ReadMutants(header string) ([]Mutant, error) {
 	f, err := os.Open(header)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []mutant
+	var out []Mutant
 	seen := map[int]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -43,7 +45,7 @@ func readMutants(header string) ([]mutant, error) {
 		}
 		name := "OCT_MUT_" + m[1] + "_" + m[2]
 		seen[id] = name
-		out = append(out, mutant{ID: id, Name: name, Op: strings.ToLower(m[1]), Defect: strings.TrimSpace(m[4])})
+		out = append(out, Mutant{ID: id, Name: name, Op: strings.ToLower(m[1]), Defect: strings.TrimSpace(m[4])})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -54,8 +56,8 @@ func readMutants(header string) ([]mutant, error) {
 	return out, nil
 }
 
-// parseIDs parses --only: comma-separated ids, each present in ms.
-func parseIDs(s string, ms []mutant) (map[int]bool, error) {
+// ParseIDs parses --only: comma-separated ids, each 0 (the unmutated build) or present in ms.
+func ParseIDs(s string, ms []Mutant) (map[int]bool, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -72,4 +74,20 @@ func parseIDs(s string, ms []mutant) (map[int]bool, error) {
 		out[id] = true
 	}
 	return out, nil
+}
+
+// Unmutated is the normal build, run beside the mutants: it must pass.
+var Unmutated = Mutant{ID: 0, Name: "unmutated", Op: "-", Defect: "the normal build"}
+
+// Select returns the mutants of ms whose ids are in sel (nil: all), then the unmutated build when
+// sel is nil or holds 0. The unmutated build comes last: a run stopped early (the matrix is written
+// after every row) still has the mutants.
+func Select(ms []Mutant, sel map[int]bool) []Mutant {
+	var todo []Mutant
+	for _, m := range append(append([]Mutant(nil), ms...), Unmutated) {
+		if sel == nil || sel[m.ID] {
+			todo = append(todo, m)
+		}
+	}
+	return todo
 }

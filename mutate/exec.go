@@ -1,4 +1,4 @@
-package main
+package mutate
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// killResult is what one phase did to a library.
-type killResult struct {
+// KillResult is what one phase did to a library.
+type KillResult struct {
 	Killed  bool          `json:"killed"`
 	By      string        `json:"by,omitempty"`      // the first failing test or fuzz target
 	After   time.Duration `json:"after_ns"`          // time from the phase's start to the first failure (or the whole phase)
@@ -39,10 +39,13 @@ var (
 // killGrace is how long a run goes on after its first failure line before it is killed.
 const killGrace = 250 * time.Millisecond
 
-// runUntilFail runs cmd with env, streaming its output to log, and stops it at the first failing
-// test ("--- FAIL: name"; the deepest name wins when several close at once) or when the budget
-// ends (0: no limit). It counts "=== RUN" lines and fuzzer execs as cases.
-func runUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) killResult {
+// RunUntilFail runs the program name with args and env (added to this process's environment),
+// streaming its output to log, and stops it at the first failure or when the budget ends (0: no
+// limit). A failure is a "--- FAIL: name" line (the deepest name wins when several close at once),
+// a streamed failure message (a kernel test's reproduce line, rapid's "[rapid] failed": the test
+// last started or continued is named), or a non-zero exit without either (a crash: the program is
+// named). Stopping at the budget is not a kill. It counts "=== RUN" lines and fuzzer execs as cases.
+func RunUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
 	if budget > 0 {
@@ -61,9 +64,9 @@ func runUntilFail(name string, args, env []string, budget time.Duration, log io.
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return killResult{Error: err.Error()}
+		return KillResult{Error: err.Error()}
 	}
-	res := killResult{}
+	res := KillResult{}
 	last := name
 	// A kill a moment after the first failure line, not at once: the lines that follow it (the
 	// failing subtest's "--- FAIL", the message) are often already written and name the culprit.

@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/octant-kv/octant/kernels"
+)
+
+// Config is one run: the specs, the num_splits settings to time each at, the per-case options
+// and the HBM measurement.
+type Config struct {
+	Options
+	Specs     []Spec
+	Splits    []int // num_splits settings (0: auto); every spec is timed at each
+	CopyBytes int64 // size of the d2d copy that measures HBM bandwidth; 0: not measured
+	CopyReps  int   // timed copies
+	Device    int   // the device's index, recorded in the report
+
+	// Progress, when not nil, receives a line for each step (what is allocated, timed, measured).
+	Progress func(format string, a ...any)
+	// Failed, when not nil, receives each failure as it happens; the report records it too.
+	Failed func(err error)
+}
+
+// Result is one row of the report: one spec at one num_splits setting.
+type Result struct {
+	Spec         string  `json:"spec"`
+	Summary      string  `json:"summary"`
+	Reqs         int     `json:"num_reqs"`
+	Tokens       int     `json:"seq_len"`
+	QPerReq      int     `json:"queries_per_req"`
+	NumQ         int     `json:"num_q"`
+	KVHeads      int     `json:"num_kv_heads"`
+	QHeads       int     `json:"num_q_heads"`
+	G            int     `json:"gqa_group"`
+	Splits       int     `json:"num_splits"`
+	SplitsAuto   bool    `json:"num_splits_auto"`
+	QueryGroup   int     `json:"query_group"`
+	Calls        int     `json:"decode_calls_per_iter"`
+	NumBlocks    int     `json:"num_blocks"`
+	CacheBytes   int64   `json:"cache_bytes"`
+	Bytes        int64   `json:"bytes_read"`
+	FP16Bytes    int64   `json:"fp16_kv_bytes"`
+	QKPairs      int64   `json:"qk_pairs"`
+	Timing       Timing  `json:"timing"`
+	MedianMS     float64 `json:"median_ms"`
+	MinMS        float64 `json:"min_ms"`
+	StreamMS     float64 `json:"stream_ms"`
+	GBps         float64 `json:"gbps"`
+	StreamGBps   float64 `json:"stream_gbps"`
+	Fraction     float64 `json:"hbm_fraction"`
+	GQKps        float64 `json:"gqk_per_s"`
+	Error        string  `json:"error,omitempty"`
+	ErrorIsEnv   bool    `json:"-"`
+	ErrorIsCheck bool    `json:"-"`
+}
+
+// Report is a run's results with what they were measured on: the JSON document of
+// `octant bench --json`. Run fills all but Version, GoRevision and Library, which the caller knows.
+type Report struct {
+	Tool        string         `json:"tool"`
+	Version     string         `json:"version"`
+	Date        string         `json:"date"`
+	GoRevision  string         `json:"go_vcs_revision,omitempty"`
+	Library     map[string]any `json:"library"`
+	Device      map[string]any `json:"device"`
+	Settings    map[string]any `json:"settings"`
+	HBM         *CopyResult    `json:"hbm,omitempty"`
+	HBMGBps     float64        `json:"hbm_gbps"`
+	SyncFloorMS float64        `json:"sync_floor_ms"`
+	Results     []Result       `json:"results"`
+	HBMError    string         `json:"-"` // the HBM measurement failed (an environment error)
+}
+
+// Failed says whether the environment failed (library, device, device memory: the HBM measurement
+// or a result) and whether a check failed (a decode call, or its output, of some result).
+func (r *Report) Failed() (env, check bool) {
+	env = r.HBMError != ""
+	for _, x := range r.Results {
+		env = env || x.ErrorIsEnv
+		check = check || x.ErrorIsCheck
+	}
+	return env, check
+}
+
+// Run times every spec of cfg at every num_splits setting on d, after the sync floor and the HBM
+// bandwidth. A spec that fails is recorded in its Result and the run goes on; the error is for
+// what stops the run before any spec (the sync, the L2 flush scratch).
+func Run(d *kernels.Device, cfg Config) (*Report, error) {
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	failed := cfg.Failed
+	if failed == nil {
+		failed = func(error) {}
+	}
+	info, f := d.Info, cfg.Fmt
+	rep := &Report{Tool: "octant bench", Date: time.Now().UTC().Format(time.RFC3339),
+		Device: map[string]any{"index": cfg.Device, "name": info.Name, "arch": info.Arch, "runtime": info.Runtime,
+			"compute_units": info.ComputeUnits, "total_memory": info.TotalMemory},
+		Settings: map[string]any{"fmt": f.Name(), "fmt_id": int(f.ID), "slot_bytes": f.SlotBytes(), "block_size": cfg.BlockSize,
+			"layout": "LBHNC", "dtype": "fp16", "signs": "default (FORMAT.md §2), K and V", "sm_scale": 1.0 / 16,
+			"tier": "portable", "reps": cfg.Reps, "warmup": cfg.Warmup, "flush_l2": cfg.FlushL2, "flush_bytes": cfg.FlushBytes,
+			"max_rows": cfg.MaxRows, "query_group": cfg.QueryGroup, "splits": FormatSplits(cfg.Splits), "distinct_slots": cfg.Distinct, "seed": cfg.Seed,
+			"timing": "host wall clock around the decode call(s) + octave_sync; stream = mean of reps iterations enqueued back to back, one sync"},
+	}
+	var err error
+	if rep.SyncFloorMS, err = SyncFloor(d, 20); err != nil {
+		return nil, fmt.Errorf("sync: %w", err)
+	}
+	if cfg.CopyBytes > 0 {
+		progress("HBM: timing octave_copy_d2d of %s, %d reps", HumanBytes(cfg.CopyBytes), cfg.CopyReps)
+		cr, err := MeasureCopy(d, cfg.CopyBytes, cfg.CopyReps, 3)
+		if err != nil {
+			rep.HBMError = err.Error()
+			failed(err)
+		} else {
+			if cr.Note != "" {
+				progress("HBM: %s", cr.Note)
+			}
+			progress("HBM: %s copied (read+write %s) in %.3f ms median → %.1f GB/s", HumanBytes(cr.Bytes), HumanBytes(cr.MovedBytes), cr.MedianMS, cr.GBps)
+			rep.HBM, rep.HBMGBps = &cr, cr.GBps
+		}
+	}
+	var fl *Flusher
+	if cfg.FlushL2 && cfg.FlushBytes >= 2 {
+		if fl, err = NewFlusher(d, cfg.FlushBytes); err != nil {
+			return nil, err
+		}
+		defer fl.Free()
+	}
+	for _, s := range cfg.Specs {
+		for _, ns := range cfg.Splits {
+			r, err := runOne(d, s, ns, cfg, fl, rep.HBMGBps, func(format string, a ...any) { progress(s.Name+": "+format, a...) })
+			if err != nil {
+				failed(err)
+			}
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	return rep, nil
+}
+
+// runOne sets up, times and checks spec s at num_splits ns; a failure is in the result and returned.
+func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps float64, sp func(string, ...any)) (Result, error) {
+	slot := cfg.Fmt.SlotBytes()
+	r := Result{Spec: s.Name, Summary: strings.ReplaceAll(s.Summary, "\n", " "), Reqs: s.Reqs, Tokens: s.Tokens, QPerReq: s.QPerReq,
+		NumQ: s.NumQ(), KVHeads: s.KVHeads, QHeads: s.Hq(), G: s.G, SplitsAuto: ns == 0,
+		CacheBytes: s.CacheBytes(slot, cfg.BlockSize), Bytes: s.ReadBytes(slot),
+		FP16Bytes: s.FP16Bytes(), QKPairs: s.QKPairs(), Calls: len(s.Calls(cfg.MaxRows))}
+	sp("%s", s.Shape())
+	c, err := Setup(d, s, ns, cfg.Options, sp)
+	if err == nil {
+		r.Splits, r.QueryGroup, r.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
+		sp("num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed", c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
+		var per Timing
+		var stream float64
+		per, stream, err = TimeCase(d, c, cfg.Reps, cfg.Warmup, fl)
+		if err == nil {
+			err = c.CheckOutput()
+		}
+		if err == nil {
+			r.Timing, r.MedianMS, r.MinMS, r.StreamMS = per, per.MedianMS, per.MinMS, stream
+			r.GBps = float64(r.Bytes) / (per.MedianMS * 1e6)
+			r.StreamGBps = float64(r.Bytes) / (stream * 1e6)
+			r.GQKps = float64(r.QKPairs) / (per.MedianMS * 1e6)
+			if hbmGBps > 0 {
+				r.Fraction = r.GBps / hbmGBps
+			}
+			sp("median %.4f ms, min %.4f ms, stream %.4f ms; %s GB/s", r.MedianMS, r.MinMS, r.StreamMS, NumStr(r.GBps))
+		}
+		c.Free()
+	}
+	if err != nil {
+		r.Error = err.Error()
+		var ee EnvError
+		if errors.As(err, &ee) {
+			r.ErrorIsEnv = true
+		} else {
+			r.ErrorIsCheck = true
+		}
+	}
+	return r, err
+}

@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// NumStr prints a rate with about four significant digits and no exponent.
+func NumStr(x float64) string {
+	switch {
+	case x >= 1000:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	case x >= 1:
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// WriteTable prints the results table (one row per result; FAILED in the time column of a failed
+// one) and the HBM line.
+func WriteTable(w io.Writer, rep *Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "spec\treqs x q\tseq_len\tHq/Hkv\tsplits\tqg\tcalls\tMB read\tmedian ms\tmin ms\tstream ms\tGB/s\t% HBM\tGqk/s\t")
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t%dx%d\t%d\t%d/%d\t-\t-\t-\t%.1f\tFAILED\t-\t-\t-\t-\t-\t\n", r.Spec, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, float64(r.Bytes)/1e6)
+			continue
+		}
+		frac := "-"
+		if r.Fraction > 0 {
+			frac = fmt.Sprintf("%.1f", 100*r.Fraction)
+		}
+		fmt.Fprintf(tw, "%s\t%dx%d\t%d\t%d/%d\t%d\t%d\t%d\t%.1f\t%.4f\t%.4f\t%.4f\t%s\t%s\t%s\t\n",
+			r.Spec, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, r.Splits, r.QueryGroup, r.Calls, float64(r.Bytes)/1e6,
+			r.MedianMS, r.MinMS, r.StreamMS, NumStr(r.GBps), frac, NumStr(r.GQKps))
+	}
+	tw.Flush()
+	if rep.HBM != nil {
+		fmt.Fprintf(w, "HBM (octave_copy_d2d of %s, read+write): %.1f GB/s (median %.3f ms); sync floor %.4f ms; device %s\n",
+			HumanBytes(rep.HBM.Bytes), rep.HBM.GBps, rep.HBM.MedianMS, rep.SyncFloorMS, rep.Device["name"])
+	} else {
+		fmt.Fprintf(w, "HBM: not measured; sync floor %.4f ms; device %s\n", rep.SyncFloorMS, rep.Device["name"])
+	}
+}

@@ -1,0 +1,25 @@
+// Package mutate measures which tests kill deliberately broken kernel libraries: the work behind
+// `octant mutate`, usable from Go on its own.
+//
+// A mutant is one defect compiled into the kernels with -DOCTAVE_MUTANT=<id>; the ids are the
+// `#define OCT_MUT_<OP>_<WHAT> <id>` lines of csrc/include/octave_mutant.h ([ReadMutants]), the
+// defects are described in corpus/mutants.md, and id 0 is the unmutated build ([Unmutated]).
+//
+// # Contract
+//
+//   - [Run] builds each library of its list with make in the working directory, which must be
+//     the repository root ([Build]: `make <kind>-mutant MUTANT=<id>`, `make <kind>` for id 0),
+//     [Config].Jobs at a time, then runs on each, with OCTANT_LIB naming it: the kernel grid
+//     ([GridPhase]: the mutant's op's tests first, -short unless [Config].Full); while it survives,
+//     the GPU fuzz targets ([FuzzPhase], [Config].Budget shared by [FuzzTargets]; the unmutated
+//     build always gets the whole budget, since it must survive it); and the conventional suite
+//     (TestConventional*, the comparison, not counted as a kill).
+//   - A phase stops at the first failure ([RunUntilFail]): a "--- FAIL" line, a streamed failure
+//     message, or a non-zero exit; reaching the budget is not a kill. The time to kill runs from
+//     the grid's start.
+//   - A row passes ([Row.OK]) when its library built and it is killed, or, for the unmutated build,
+//     when nothing fails. The kill matrix (kill-matrix.md and kill-matrix.json, [WriteKillMatrix])
+//     is written after every row, so a run stopped early leaves one; logs go to <Out>/logs.
+//   - [Plan] says in one line what a run will do before it starts: a full run builds and tests
+//     every mutant and takes long, so the command asks for --all or --only.
+package mutate

@@ -1,0 +1,116 @@
+package mutate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FuzzTargets are the GPU fuzz targets of ./fuzz the fuzz phase runs, in this order.
+var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce", "FuzzPrefill"}
+
+// opTests are the kernel tests of each op: the grid runs them first for a mutant of that op (the
+// order changes when a mutant dies, not whether), then the rest.
+var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", "decode": "^TestDecode", "reduce": "^TestReduce",
+	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps"}
+
+// GridPhase runs the kernel grid with the test binary kt: the op's own tests first, then every
+// other test except the conventional suite.
+func GridPhase(kt string, args, env []string, op string, log io.Writer) KillResult {
+	re, ok := opTests[op]
+	if !ok {
+		return RunUntilFail(kt, args, env, 0, log)
+	}
+	first := RunUntilFail(kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
+	if first.Killed || first.Error != "" {
+		return first
+	}
+	rest := RunUntilFail(kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log)
+	rest.After += first.After
+	rest.Cases += first.Cases
+	return rest
+}
+
+// FuzzPerTarget is each fuzz target's share of a budget: equal, and at least 15 s, because Go's
+// fuzzer reports "context deadline exceeded" as a failure when -test.fuzztime ends while it still
+// gathers its baseline coverage (each input a GPU case).
+func FuzzPerTarget(budget time.Duration) time.Duration {
+	return max(budget/time.Duration(len(FuzzTargets)), 15*time.Second)
+}
+
+// FuzzPhase runs the GPU fuzz targets of the test binary ft in turn, the budget shared equally,
+// until one fails.
+func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log io.Writer) KillResult {
+	f := KillResult{}
+	per := FuzzPerTarget(budget)
+	for _, t := range FuzzTargets {
+		r := RunUntilFail(ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",
+			"-test.parallel=1", "-test.fuzzcachedir=" + cache}, env, per+30*time.Second, log)
+		f.After += r.After
+		f.Cases += r.Cases
+		if r.Error != "" {
+			f.Error = r.Error
+			return f
+		}
+		if r.Killed {
+			f.Killed, f.By, f.Message = true, t, r.Message
+			return f
+		}
+	}
+	return f
+}
+
+// DefaultKind is cuda when nvcc is on PATH, else emu, and why.
+func DefaultKind() (kind, why string) {
+	if _, err := exec.LookPath("nvcc"); err == nil {
+		return "cuda", "nvcc is on PATH"
+	}
+	return "emu", "no nvcc on PATH"
+}
+
+// Build builds the library of mutant id (0: the normal build) of kind (cuda, emu) with make in the
+// working directory (the repository root) and returns its path, relative to it.
+func Build(kind string, id int, log io.Writer) (string, error) {
+	target, lib := kind, filepath.Join("build", "liboctave_"+kind+".so")
+	args := []string{target}
+	if id != 0 {
+		args = []string{kind + "-mutant", fmt.Sprintf("MUTANT=%d", id)}
+		lib = filepath.Join("build", "mutants", fmt.Sprintf("liboctave_%s_m%d.so", kind, id))
+	}
+	cmd := exec.Command("make", args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("make %s: %v (log in the out directory)", strings.Join(args, " "), err)
+	}
+	return lib, nil
+}
+
+// EnsureTestBinaries builds the test binaries kt (./kernels) and ft (./fuzz, with its fuzz
+// targets) with go when they are missing, saying so on progress; go's errors go to stderr.
+func EnsureTestBinaries(kt, ft string, progress, stderr io.Writer) error {
+	for _, b := range []struct{ path, pkg string }{{kt, "./kernels"}, {ft, "./fuzz"}} {
+		if _, err := os.Stat(b.path); err == nil {
+			continue
+		}
+		if _, err := exec.LookPath("go"); err != nil {
+			return fmt.Errorf("%s missing and no go to build it (make gpu-bins where Go is)", b.path)
+		}
+		args := []string{"test", "-c", "-o", b.path, b.pkg}
+		if b.pkg == "./fuzz" {
+			args = []string{"test", "-c", "-fuzz=.", "-o", b.path, b.pkg}
+		}
+		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
+		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package mutate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultOut is where a run writes its kill matrix and logs unless told otherwise: under build/,
+// which git ignores, so a run leaves the tree clean.
+const DefaultOut = "build/mutate"
+
+// Config is one run over a list of libraries.
+type Config struct {
+	Kind         string        // library to build: cuda (nvcc) or emu (the CPU emulator)
+	Budget       time.Duration // fuzzing per library after the grid, shared by the fuzz targets; 0: no fuzzing
+	Bin          string        // directory of kernels.test and fuzz.test (built with go when missing)
+	Out          string        // directory for kill-matrix.md, kill-matrix.json and the logs
+	Full         bool          // the full kernel grid instead of the -short one
+	Conventional bool          // also run the conventional suite on each library
+	Jobs         int           // libraries built at once
+}
+
+// Plan says in one line what Run does with todo: how many libraries of which kind are built, what
+// runs on each, and where the kill matrix goes.
+func Plan(cfg Config, todo []Mutant) string {
+	n, unmutated := len(todo), false
+	for _, m := range todo {
+		if m.ID == 0 {
+			n, unmutated = n-1, true
+		}
+	}
+	var what []string
+	if n > 0 {
+		what = append(what, count(n, "mutant", "mutants"))
+	}
+	if unmutated {
+		what = append(what, "the unmutated build")
+	}
+	grid := "-short"
+	if cfg.Full {
+		grid = "full"
+	}
+	steps := []string{fmt.Sprintf("the %s kernel grid (the mutant's op first)", grid)}
+	if cfg.Budget > 0 {
+		steps = append(steps, fmt.Sprintf("while it survives, the %d GPU fuzz targets for %v each", len(FuzzTargets), FuzzPerTarget(cfg.Budget)))
+	}
+	if cfg.Conventional {
+		steps = append(steps, "the conventional suite")
+	}
+	return fmt.Sprintf("%s (%s), built %d at a time; then on each %s; kill matrix in %s",
+		count(len(todo), cfg.Kind+" library", cfg.Kind+" libraries"), strings.Join(what, " and "), max(1, cfg.Jobs),
+		strings.Join(steps, ", "), filepath.Join(cfg.Out, "kill-matrix.md"))
+}
+
+// count is "1 one" or "n many".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Run builds every library of todo (cfg.Jobs at a time), then runs each through the grid, the
+// fuzz phase while it survives (the unmutated build: always, it must survive the whole budget)
+// and the conventional suite, writing the kill matrix after every row, so that a run stopped
+// early still leaves one. Progress goes to stdout, go's errors (building a missing test binary) to
+// stderr. The error is for what stops the run (the out directory, a test binary, a log file); the
+// rows say how each library fared (Row.OK).
+func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
+	if err := os.MkdirAll(filepath.Join(cfg.Out, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	kt, ft := filepath.Join(cfg.Bin, "kernels.test"), filepath.Join(cfg.Bin, "fuzz.test")
+	if err := EnsureTestBinaries(kt, ft, stdout, stderr); err != nil {
+		return nil, err
+	}
+	libs, berrs := buildAll(cfg, todo, stdout)
+	var rows []*Row
+	for i, m := range todo {
+		row := &Row{Mutant: m, Build: "ok"}
+		rows = append(rows, row)
+		fmt.Fprintf(stdout, "mutant %d (%s): ", m.ID, m.Name)
+		if berrs[i] != nil {
+			row.Build = berrs[i].Error()
+			fmt.Fprintln(stdout, row.Verdict())
+			continue
+		}
+		if err := runOne(cfg, row, libs[i], kt, ft, stdout); err != nil {
+			return rows, err
+		}
+		fmt.Fprintln(stdout, row.Verdict())
+		// Written after every mutant, so a run stopped early still leaves its matrix.
+		if err := WriteKillMatrix(cfg.Out, cfg.Kind, rows); err != nil {
+			return rows, err
+		}
+	}
+	return rows, WriteKillMatrix(cfg.Out, cfg.Kind, rows)
+}
+
+// buildAll builds the libraries of todo, cfg.Jobs at a time (nvcc compiles one mutant on one
+// core), each with its log under Out/logs, and says as each one is done.
+func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
+	fmt.Fprintf(stdout, "building %d %s libraries, %d at a time…\n", len(todo), cfg.Kind, cfg.Jobs)
+	t0 := time.Now()
+	libs, berrs := make([]string, len(todo)), make([]error, len(todo))
+	sem := make(chan struct{}, max(1, cfg.Jobs))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, m := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			berrs[i] = func() error {
+				logf, err := os.Create(filepath.Join(cfg.Out, "logs", fmt.Sprintf("m%d-build.log", m.ID)))
+				if err != nil {
+					return err
+				}
+				defer logf.Close()
+				libs[i], err = Build(cfg.Kind, m.ID, logf)
+				return err
+			}()
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			status := "built"
+			if berrs[i] != nil {
+				status = "FAILED to build"
+			}
+			fmt.Fprintf(stdout, "  [%d/%d] mutant %d (%s) %s, %v\n", done, len(todo), m.ID, m.Name, status, time.Since(t0).Round(time.Second))
+		}()
+	}
+	wg.Wait()
+	fmt.Fprintf(stdout, "built in %v\n", time.Since(t0).Round(time.Second))
+	return libs, berrs
+}
+
+// runOne runs the phases on one built library, its output logged to Out/logs/m<id>.log.
+func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
+	logf, err := os.Create(filepath.Join(cfg.Out, "logs", fmt.Sprintf("m%d.log", row.ID)))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	lib, _ = filepath.Abs(lib)
+	env := []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(cfg.Out, "regressions", fmt.Sprintf("m%d", row.ID)),
+		"OCTANT_REPLAY_CMD=bin/octant replay"}
+	gridArgs := []string{"-test.count=1", "-test.v", "-test.skip=^TestConventional"}
+	if !cfg.Full {
+		gridArgs = append(gridArgs, "-test.short")
+	}
+	fmt.Fprintf(stdout, "grid… ")
+	row.Grid = GridPhase(kt, gridArgs, env, row.Op, logf)
+	// The fuzz phase: for a mutant until the grid or the fuzzer kills it; for the unmutated
+	// build always (it must survive the whole budget).
+	if (!row.Grid.Killed || row.ID == 0) && cfg.Budget > 0 {
+		fmt.Fprintf(stdout, "fuzz… ")
+		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(cfg.Out, "fuzzcache"), logf)
+		row.Fuzz = &f
+	}
+	if cfg.Conventional {
+		fmt.Fprintf(stdout, "conventional… ")
+		c := RunUntilFail(kt, []string{"-test.count=1", "-test.v", "-test.run=^TestConventional"}, env, 0, logf)
+		row.Conventional = &c
+	}
+	return nil
+}

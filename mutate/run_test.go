@@ -1,0 +1,106 @@
+package mutate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeScript writes an executable shell script.
+func writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunWithFakes runs the whole orchestration with a fake make and fake test binaries: mutant 1
+// (reduce) dies in its op's tests, mutant 2 survives the grid and the fuzzer, mutant 3 does not
+// build, and the unmutated build passes.
+func TestRunWithFakes(t *testing.T) {
+	dir := t.TempDir()
+	bin, out := filepath.Join(dir, "bin"), filepath.Join(dir, "out")
+	os.Mkdir(bin, 0o755)
+	writeScript(t, filepath.Join(bin, "make"), `case "$*" in *MUTANT=3*) echo "error: no such mutant" >&2; exit 2;; esac; echo "make $*"`)
+	writeScript(t, filepath.Join(bin, "kernels.test"), `case "$OCTANT_LIB $*" in
+*_m1.so*-test.run=^TestReduce*) echo "=== RUN   TestReduce"; echo "=== RUN   TestReduce/pad"; echo "--- FAIL: TestReduce (0.00s)"; echo "    --- FAIL: TestReduce/pad (0.00s)"; exit 1;;
+esac
+echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
+	writeScript(t, filepath.Join(bin, "fuzz.test"), `echo "fuzz: elapsed: 0s, execs: 7 (7/sec)"; echo PASS`)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	ms := []Mutant{{ID: 1, Name: "OCT_MUT_REDUCE_PAD", Op: "reduce"}, {ID: 2, Name: "OCT_MUT_DECODE_X", Op: "decode"}, {ID: 3, Name: "OCT_MUT_STORE_Y", Op: "store"}}
+	cfg := Config{Kind: "emu", Budget: time.Second, Bin: bin, Out: out, Conventional: true, Jobs: 2}
+	var stdout, stderr strings.Builder
+	rows, err := Run(cfg, Select(ms, nil), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	t.Log("\n" + stdout.String())
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	for i, want := range []struct {
+		ok      bool
+		verdict string
+	}{
+		{true, "killed by grid: TestReduce/pad"},
+		{false, "SURVIVED"},
+		{false, "build failed: make emu-mutant MUTANT=3"},
+		{true, "passes"},
+	} {
+		if r := rows[i]; r.OK() != want.ok || !strings.HasPrefix(r.Verdict(), want.verdict) {
+			t.Errorf("row %d (mutant %d): OK %v, verdict %q; want %v, %q", i, r.ID, r.OK(), r.Verdict(), want.ok, want.verdict)
+		}
+	}
+	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 5*7 || rows[3].Fuzz == nil {
+		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 5 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[3].Fuzz)
+	}
+	for _, want := range []string{"building 4 emu libraries, 2 at a time", "[4/4] mutant", "FAILED to build",
+		"mutant 2 (OCT_MUT_DECODE_X): grid… fuzz… conventional… SURVIVED", "mutant 0 (unmutated): grid… fuzz… conventional… passes"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "kill-matrix.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 1 | OCT_MUT_REDUCE_PAD | grid: TestReduce/pad |", "| 2 | OCT_MUT_DECODE_X | **survived** |", "| 0 | unmutated | passes (must) |",
+		"Killed 1 of 3 mutants"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("kill-matrix.md lacks %q:\n%s", want, md)
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(out, "logs", "m3-build.log")); err != nil || !strings.Contains(string(log), "no such mutant") {
+		t.Errorf("build log of mutant 3: %q, %v", log, err)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	ms := []Mutant{{ID: 1}, {ID: 2}}
+	cfg := Config{Kind: "emu", Budget: 75 * time.Second, Out: "build/mutate", Conventional: true, Jobs: 4}
+	got := Plan(cfg, Select(ms, nil))
+	for _, want := range []string{"3 emu libraries (2 mutants and the unmutated build), built 4 at a time",
+		"the -short kernel grid", "the 5 GPU fuzz targets for 15s each", "the conventional suite", "build/mutate/kill-matrix.md"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan %q lacks %q", got, want)
+		}
+	}
+	cfg.Budget, cfg.Conventional, cfg.Full = 0, false, true
+	if got := Plan(cfg, Select(ms, map[int]bool{2: true})); strings.Contains(got, "fuzz") || strings.Contains(got, "conventional") ||
+		!strings.Contains(got, "1 emu library (1 mutant), built 4") || !strings.Contains(got, "the full kernel grid") {
+		t.Errorf("plan without fuzzing and the conventional suite: %q", got)
+	}
+}
+
+// The unmutated build fails when the conventional suite fails on it, and the verdict says which
+// test, not an empty name.
+func TestVerdictUnmutatedConventional(t *testing.T) {
+	r := &Row{Mutant: Unmutated, Build: "ok", Conventional: &KillResult{Killed: true, By: "TestConventionalDecode"}}
+	if r.OK() || r.Verdict() != "FAIL: the unmutated build fails conventional: TestConventionalDecode" {
+		t.Errorf("OK %v, verdict %q", r.OK(), r.Verdict())
+	}
+}
