@@ -1,5 +1,5 @@
 // Package arch is Octant's architecture registry: for each GPU architecture the Octave kernels
-// support, its wave size, its pieces (the hardware instructions the contract names, KERNELS.md §6),
+// support, its wave size, its pieces (the hardware instructions the contract names, docs/contract.md §6),
 // its tiers with their numeric profiles, how its code is built, and the instructions its code
 // objects must contain, with a static check of a disassembly against them.
 //
@@ -32,7 +32,7 @@ type Tier struct {
 	ID             int
 	Name           string // "portable", "wmma", "mfma", "mma"
 	Ops            []Op   // Decode, Prefill
-	DecodeProfile  string // KERNELS.md §5 profile of its decode ("" if no decode)
+	DecodeProfile  string // docs/contract.md §5 profile of its decode ("" if no decode)
 	PrefillProfile string // profile of its prefill ("" if no prefill)
 	// Built says the tier's kernels are compiled into the library this repository builds. A tier
 	// that is registered but not built (gfx1100's wmma, gfx942's mfma until their kernels exist)
@@ -58,7 +58,7 @@ type Arch struct {
 	BuildFlags  []string      // how its code objects are compiled (mk/kernels.mk)
 	Disassemble string        // the disassembler whose output CheckDisassembly reads ("" = none)
 	Kernels     []KernelNeeds // what its code objects must contain
-	// Requires lists, per op, the tiers a certificate needs (KERNELS.md §6). A required tier that
+	// Requires lists, per op, the tiers a certificate needs (docs/contract.md §6). A required tier that
 	// is not registered, does not implement the op, declares no profile for it, or is not built
 	// is a kernel that does not exist: the architecture is not certifiable (Missing).
 	Requires []Requirement
@@ -250,7 +250,7 @@ var registry = []Arch{
 	},
 }
 
-// nativeRequires is KERNELS.md §6 for an AMD architecture: decode on the native tier and the
+// nativeRequires is docs/contract.md §6 for an AMD architecture: decode on the native tier and the
 // portable dot4 reference, prefill on the native tier, store, reduce and rotate (one portable
 // implementation each).
 func nativeRequires(native string) []Requirement {

@@ -103,7 +103,7 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 		Device: map[string]any{"index": cfg.Device, "name": info.Name, "arch": info.Arch, "runtime": info.Runtime,
 			"compute_units": info.ComputeUnits, "total_memory": info.TotalMemory},
 		Settings: map[string]any{"fmt": f.Name(), "fmt_id": int(f.ID), "slot_bytes": f.SlotBytes(), "block_size": cfg.BlockSize,
-			"layout": "LBHNC", "dtype": "fp16", "signs": "default (FORMAT.md §2), K and V", "sm_scale": 1.0 / 16,
+			"layout": "LBHNC", "dtype": "fp16", "signs": "default (docs/format.md §2), K and V", "sm_scale": 1.0 / 16,
 			"tier": "portable", "reps": cfg.Reps, "warmup": cfg.Warmup, "flush_l2": cfg.FlushL2, "flush_bytes": cfg.FlushBytes,
 			"max_rows": cfg.MaxRows, "query_group": cfg.QueryGroup, "splits": FormatSplits(cfg.Splits), "distinct_slots": cfg.Distinct, "seed": cfg.Seed,
 			"timing": "host wall clock around the decode call(s) + octave_sync; stream = mean of reps iterations enqueued back to back, one sync"},

@@ -1,5 +1,5 @@
 // Package conformance certifies an architecture's Octave kernels against the contract
-// (KERNELS.md §5–§6) and writes the evidence: certificate.json (schema in docs/conformance.md),
+// (docs/contract.md §5–§6) and writes the evidence: certificate.json (schema in docs/conformance.md),
 // report.md and junit.xml.
 //
 // The battery is derived from the arch registry: every op a certificate requires (arch.Requirement:

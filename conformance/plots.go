@@ -30,7 +30,7 @@ import (
 //   - reduce: the worst over the elements with a non-zero error and bound, so 0 again means
 //     "every element exact".
 //   - rotate: 0 always (the check is bit for bit); store: never reported, so 0 (the check accepts a
-//     stored slot identical to the oracle's, or different only by a tie FORMAT.md §10 allows).
+//     stored slot identical to the oracle's, or different only by a tie docs/format.md §10 allows).
 //     These ops have no distribution to draw: one sentence each.
 //
 // A case that failed another check (padding, canaries, a race, an error status, a missing tier)
@@ -129,7 +129,7 @@ func (u *ratioUnit) exactSentence() string {
 	if u.Op == "rotate" {
 		s = fmt.Sprintf("%s: bit-exact, %d of %d cases identical to the oracle, bit for bit", u.Key, u.Passed, u.Run)
 	} else {
-		s = fmt.Sprintf("%s: exact (no error bound), %d of %d cases accepted: every stored slot identical to the oracle's quantization, or different only by a tie FORMAT.md §10 allows", u.Key, u.Passed, u.Run)
+		s = fmt.Sprintf("%s: exact (no error bound), %d of %d cases accepted: every stored slot identical to the oracle's quantization, or different only by a tie docs/format.md §10 allows", u.Key, u.Passed, u.Run)
 	}
 	if f := u.Run - u.Passed; f > 0 {
 		s += fmt.Sprintf("; %d failed (listed under Failures)", f)

@@ -74,7 +74,7 @@ func TestExactOpsHaveNoHistogram(t *testing.T) {
 	dir := t.TempDir()
 	rep := syntheticReport(t, dir)
 	for _, want := range []string{
-		"- store/portable: exact (no error bound), 250 of 250 cases accepted: every stored slot identical to the oracle's quantization, or different only by a tie FORMAT.md §10 allows.\n",
+		"- store/portable: exact (no error bound), 250 of 250 cases accepted: every stored slot identical to the oracle's quantization, or different only by a tie docs/format.md §10 allows.\n",
 		"- rotate/portable: bit-exact, 250 of 251 cases identical to the oracle, bit for bit; 1 failed (listed under Failures).\n",
 	} {
 		if !strings.Contains(rep, want) {

@@ -1,4 +1,4 @@
-// The C ABI's op entry points: validate every argument the contract constrains (KERNELS.md error
+// The C ABI's op entry points: validate every argument the contract constrains (docs/contract.md §3 error
 // cases), then fill the kernel parameter block and launch. Every error names the op, the field,
 // what was expected and what was found.
 #include <math.h>

@@ -1,4 +1,4 @@
-// decode, portable dot4 tier (KERNELS.md §3.3, profile dot4-int8q): split-KV attention over the
+// decode, portable dot4 tier (docs/contract.md §3.3, profile dot4-int8q): split-KV attention over the
 // packed cache, writing split partials (§3.4 layout); octave_reduce_kernel merges them.
 // docs/kernels.md, "Decode kernel structure", has the design and its budget.
 //
@@ -41,7 +41,7 @@ OCT_DEV void dec_write_partial(float* dst, int lane, int run0, int run1, const f
   if (lane == 0) dst[256] = m, dst[257] = l;
 }
 
-// Compile-time layout of each format (FORMAT.md §5; the same numbers as oct_layout) and its staging
+// Compile-time layout of each format (docs/format.md §5; the same numbers as oct_layout) and its staging
 // geometry. A slot is copied in units of UB bytes (8; 4 for compact, whose strides are only
 // multiples of 4) into a shared-memory row of ROW bytes (slot bytes rounded up to 8: 248, 216, 200,
 // so rows are 8-byte aligned and an odd number of 8-byte words apart, which keeps the lane = token

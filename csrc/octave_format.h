@@ -1,4 +1,4 @@
-// The Octave slot format (spec/FORMAT.md) as constants and per-lane device helpers.
+// The Octave slot format (docs/format.md) as constants and per-lane device helpers.
 // Fixed kernel shape: head size 256, rope dims 0..63, four 64-dim K blocks.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 enum { OCT_D = 256, OCT_KBLOCK = 64 };
 
-// Byte layout of one slot (FORMAT.md §5). 3-bit sections are a 2-bit plane followed by a 1-bit
+// Byte layout of one slot (docs/format.md §5). 3-bit sections are a 2-bit plane followed by a 1-bit
 // plane; *_hi is where the 1-bit plane starts.
 struct OctLayout {
   int slot_bytes;
@@ -37,7 +37,7 @@ OCT_HD OctLayout oct_layout(int fmt) {
 
 #if OCT_DEVICE_BODY
 
-// ---- codebooks (FORMAT.md §1), little-endian bytes for byte permute -------------------------------
+// ---- codebooks (docs/format.md §1), little-endian bytes for byte permute -------------------------------
 // 3-bit: -127 -79 -45 -14 | 14 45 79 127.  4-bit: -126 -95 -74 -58 -43 -30 -18 -6 | 6 .. 126.
 OCT_DEV uint32_t oct_lut3(uint32_t codes) {  // 4 codes (bytes 0..7) -> 4 int8 codebook bytes
   return oct_perm8(0xF2D3B181u, 0x7F4F2D0Eu, codes);
@@ -64,7 +64,7 @@ OCT_DEV void oct_cb4n(uint32_t x, uint32_t t0, uint32_t t1, uint32_t t2, uint32_
   w1 = oct_perm8n(oct_perm8n(t0, t1, s >> 16), oct_perm8n(t2, t3, s >> 16), m >> 16);
 }
 // 3-bit codes of a 16-dim group as a selector word: wl = its 2-bit plane word, wh = the 1-bit plane
-// word shifted so that bit 8b + i holds dim 4i + b of the group (b, i in 0..3; FORMAT.md §5).
+// word shifted so that bit 8b + i holds dim 4i + b of the group (b, i in 0..3; docs/format.md §5).
 // Nibble 2b = code of dim b, nibble 2b + 1 = code of dim 8 + b ("A"); with wl >> 2 and wh >> 1 the
 // same gives dims 4 + b and 12 + b ("B"). The multiply by 20 places hi bits 8b and 8b+2 at 8b+2 and
 // 8b+6 (the carry it can make lands in bit 5 of a byte, which the select drops).

@@ -44,7 +44,7 @@ OCT_DEV void oct_store8(uint16_t* p, int dtype, const float v[8]) {
   }
 }
 
-// ---- signs and the Walsh-Hadamard transform (FORMAT.md §3) ------------------------------------------
+// ---- signs and the Walsh-Hadamard transform (docs/format.md §3) ------------------------------------------
 // The lane's 8 sign bits: bits 8(l%4)..8(l%4)+7 of word l/4.
 OCT_DEV void oct_apply_signs(const uint32_t signs[8], int lane, float v[8]) {
   uint32_t bits = (signs[lane >> 2] >> (8 * (lane & 3))) & 0xFFu;
@@ -61,7 +61,7 @@ OCT_DEV void oct_fwht_cross(float v[8], int lane) {
   }
 }
 
-// Normalized FWHT over 64-dim blocks (block64) or all 256 dims, bit-exact to FORMAT.md §3: float32
+// Normalized FWHT over 64-dim blocks (block64) or all 256 dims, bit-exact to docs/format.md §3: float32
 // stages h = 1, 2, 4 inside the lane, then 8, 16, 32 (, 64, 128) across lanes, then the exact
 // power-of-two scale.
 OCT_DEV void oct_fwht(float v[8], int lane, bool block64) {

@@ -1,4 +1,4 @@
-// prefill, portable fp32 tier (KERNELS.md §3.5, profile prefill-fp32). Query row j of sequence s
+// prefill, portable fp32 tier (docs/contract.md §3.5, profile prefill-fp32). Query row j of sequence s
 // attends to the packed prefix (tokens 0..ctx-1, dequantized exactly) and to chunk tokens 0..j
 // (the chunk's own rotated k, v, exact). One online softmax in base 2 covers both. Output rotated.
 //

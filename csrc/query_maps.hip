@@ -1,4 +1,4 @@
-// query maps (KERNELS.md §4): query_start_loc + seq_lens -> q_to_req, q_to_klen, on the device.
+// query maps (docs/contract.md §4): query_start_loc + seq_lens -> q_to_req, q_to_klen, on the device.
 // One thread per query token; req by binary search (searchsorted right over qsl[1..num_reqs]).
 #include "octave_mutant.h"
 #include "octave_params.h"

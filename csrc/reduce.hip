@@ -1,4 +1,4 @@
-// reduce (KERNELS.md §3.4): merge split partials, inverse V rotation, 1/L, cast. One logical wave
+// reduce (docs/contract.md §3.4): merge split partials, inverse V rotation, 1/L, cast. One logical wave
 // per (query row, query head); lane l owns dims 8l..8l+7. Splits are merged in split order, so the
 // result is deterministic. A split with m = -inf is skipped and its o never read.
 #include "octave_lane.h"

@@ -1,4 +1,4 @@
-// rotate (KERNELS.md §3.2): in place, one logical wave per (token, head) row of 256.
+// rotate (docs/contract.md §3.2): in place, one logical wave per (token, head) row of 256.
 // Forward: signs, then the normalized FWHT (64-dim blocks or 256). Inverse: transform, then signs.
 #include "octave_lane.h"
 #include "octave_mutant.h"

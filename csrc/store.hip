@@ -1,4 +1,4 @@
-// cache_store (KERNELS.md §3.1): rotate, quantize and pack K and V of one (token, KV head) into its
+// cache_store (docs/contract.md §3.1): rotate, quantize and pack K and V of one (token, KV head) into its
 // slot. One logical wave per (token, head); lane l owns dims 8l..8l+7. Only code and scale bytes
 // are written; pad bytes and everything else are left as they were.
 #include "octave_lane.h"
@@ -7,7 +7,7 @@
 
 #if OCT_DEVICE_BODY
 
-// The number of thresholds strictly below y (FORMAT.md §1, §4 step 4); NaN gives 0.
+// The number of thresholds strictly below y (docs/format.md §1, §4 step 4); NaN gives 0.
 OCT_DEV uint32_t oct_code(float y, int bits) {
   if (OCT_MUTANT(OCT_MUT_STORE_TIE_UP)) {  // mutant: >=, a tie goes to the upper code
     if (bits == 4)
@@ -25,7 +25,7 @@ OCT_DEV uint32_t oct_code(float y, int bits) {
          (y > 103.0f);
 }
 
-// Quantizes one group (FORMAT.md §4): the 64 dims of the lane's 8-lane group, or all 256 dims
+// Quantizes one group (docs/format.md §4): the 64 dims of the lane's 8-lane group, or all 256 dims
 // (all32). Returns the float32 scale; c0/c1 receive the codes of the lane's dims, one per byte.
 // ss and dot: each term is one float32 product, as in the format; terms are summed in float64
 // (exact for these sums but for far-apart magnitudes) and rounded once to float32, which is the

@@ -143,7 +143,7 @@ func Batches(o BatchOptions) *rapid.Generator[Batch] {
 	return rapid.Custom(func(t *rapid.T) Batch { return drawBatch(rapidDraw{t}, o) })
 }
 
-// QueryMaps are the decode kernel's per-row maps (KERNELS.md §4): request and key length of each
+// QueryMaps are the decode kernel's per-row maps (docs/contract.md §4): request and key length of each
 // query row. Wild lists the mutations applied to builder maps (empty for builder maps).
 type QueryMaps struct {
 	QToReq  []int32  `json:"q_to_req"`
@@ -158,7 +158,7 @@ func BuilderMaps(b Batch) (QueryMaps, error) {
 }
 
 // Mutations WildMaps applies to builder maps: maps no builder produces, which the kernels must
-// still handle (KERNELS.md §4: "a fuzzer may give them any contents").
+// still handle (docs/contract.md §4: "a fuzzer may give them any contents").
 const (
 	WildInterleave  = "interleave"       // rows of different requests interleaved
 	WildKlen        = "klen"             // a row's klen replaced: non-monotone, past seq_len, past max_blocks·block_size, ≤ 0

@@ -6,7 +6,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// BlockTable is a decode call's block table (KERNELS.md §1: int32 [num_reqs][max_blocks],
+// BlockTable is a decode call's block table (docs/contract.md §1: int32 [num_reqs][max_blocks],
 // row-major) with how it was made.
 type BlockTable struct {
 	Table     []int32 `json:"table"`
@@ -17,7 +17,7 @@ type BlockTable struct {
 	// the same physical blocks in both rows).
 	Shared []int `json:"shared,omitempty"`
 	// Invalid counts ids outside [0, num_blocks) placed inside a request's blocks (tokens there
-	// are skipped, KERNELS.md §3.3); Garbage counts entries past a request's last block that hold
+	// are skipped, docs/contract.md §3.3); Garbage counts entries past a request's last block that hold
 	// something other than 0.
 	Invalid int `json:"invalid,omitempty"`
 	Garbage int `json:"garbage,omitempty"`
@@ -108,7 +108,7 @@ func BlockTables(seqLens []int, blockSize int) *rapid.Generator[BlockTable] {
 	return rapid.Custom(func(t *rapid.T) BlockTable { return drawBlockTable(rapidDraw{t}, seqLens, blockSize) })
 }
 
-// SlotMappingPatterns are the shapes of a store's slot_mapping (KERNELS.md §3.1).
+// SlotMappingPatterns are the shapes of a store's slot_mapping (docs/contract.md §3.1).
 var SlotMappingPatterns = []string{"sequential", "reversed", "random", "pad-first", "pad-middle", "pad-last", "sparse"}
 
 // drawSlotMapping draws n distinct flat slot indices in [0, numSlots), or −1 (skip).
@@ -146,7 +146,7 @@ func drawSlotMapping(d draw, n, numSlots int) []int64 {
 }
 
 // SlotMappings draws a store's slot_mapping of n ≥ 1 entries into a cache of numSlots ≥ n slots:
-// distinct indices (KERNELS.md §3.1 makes a repeated slot an error) in sequential, reversed or
+// distinct indices (docs/contract.md §3.1 makes a repeated slot an error) in sequential, reversed or
 // random order, with −1 (skip) first, in the middle, last or scattered.
 func SlotMappings(n, numSlots int) *rapid.Generator[[]int64] {
 	return rapid.Custom(func(t *rapid.T) []int64 { return drawSlotMapping(rapidDraw{t}, n, numSlots) })

@@ -191,7 +191,7 @@ func TestBoundariesSigns(t *testing.T) {
 }
 
 // TestBoundariesValues: every kind in both dtypes, values exactly representable and finite (or,
-// for NonFiniteValues, holding NaN or ±inf), and the format hazards of FORMAT.md §10 reached
+// for NonFiniteValues, holding NaN or ±inf), and the format hazards of docs/format.md §10 reached
 // through the quantizer: scale overflow (fp16 and bf16), subnormal and underflowing scales, zero
 // groups, Σx² overflowing float32 (bf16), non-finite input.
 func TestBoundariesValues(t *testing.T) {

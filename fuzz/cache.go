@@ -11,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Layout is the order of a cache's outer dims (KERNELS.md §1).
+// Layout is the order of a cache's outer dims (docs/contract.md §1).
 type Layout string
 
 // The two layouts vLLM uses.
@@ -101,7 +101,7 @@ func CacheShapes(format string, numBlocks, numKVHeads, blockSize int) *rapid.Gen
 	})
 }
 
-// Garbage is what the slots no request has written hold (KERNELS.md §3.1: the store writes only
+// Garbage is what the slots no request has written hold (docs/contract.md §3.1: the store writes only
 // the slots it maps; everything else keeps what was there).
 type Garbage string
 

@@ -22,7 +22,7 @@ type QueryContent struct {
 	HeadLog2Scale []float64   `json:"head_log2_scale,omitempty"` // per query head
 }
 
-// DecodeSpec is the recipe of one decode call (KERNELS.md §3.3): everything small is stored as is
+// DecodeSpec is the recipe of one decode call (docs/contract.md §3.3): everything small is stored as is
 // (batch, maps, block table, signs, scale, splits), the bulk (cache bytes, query values) as seeds
 // and value kinds that Build expands deterministically. A DecodeSpec is JSON and rebuilds the same
 // call anywhere.

@@ -1,7 +1,7 @@
 // Package fuzz generates Octave KV cases and checks properties of the oracle on them, as rapid
 // tests and as `go test -fuzz` targets; a failing case becomes a reproducer file that replays with
-// one command. (DESIGN.md: generators → case → oracle → compare; every failure goes to the
-// corpus with a one-line reproduction.)
+// one command (generators → case → oracle and the judges of package harness → compare; every
+// failure goes to the corpus with a one-line reproduction).
 //
 // # Generators
 //
@@ -15,12 +15,12 @@
 // Values ([Values], [Vectors], [ValueSpecs]; [ValueSpec.Build]) are head-size float32 vectors
 // exactly representable in the chosen [Dtype] (fp16 or bf16), by kind: gaussian, outliers,
 // rope-heavy (dims 0..63 large), tiny, fp16-subnormal, huge (group RMS around the fp16 scale
-// overflow of FORMAT.md §10, 4.7e4–5.8e4, and beyond), zero, constant, spike, hadamard-row
+// overflow of docs/format.md §10, 4.7e4–5.8e4, and beyond), zero, constant, spike, hadamard-row
 // (Unrotate of a one-hot vector: all energy in one rotated coordinate, for the signs and block the
 // vector will be rotated with — pass them in [VecContext]), head-scale (a scale per head from
 // 2^-16..2^15) and extremes (the dtype's max finite, min normal and min subnormal values).
 // Non-finite values (NaN, ±inf) come only from [NonFiniteValues]: their expectation differs (a
-// group holding one must decode to zero, FORMAT.md §10 rule 4), so they are never mixed into
+// group holding one must decode to zero, docs/format.md §10 rule 4), so they are never mixed into
 // [Values].
 //
 // Signs ([SignSpecs], [SignPairs]) are the default pattern, none or every dim negated, or random
@@ -31,7 +31,7 @@
 // are cheap. [GQAGroups], [SMScales] and [BlockSizes] draw the rest of a call's parameters.
 //
 // Batches ([Batches], [BatchOptions]) are valid request metadata; [BuilderMaps] turns one into
-// the query maps of KERNELS.md §4 (oracle.BuildQueryMaps) and [WildMaps] into maps no builder
+// the query maps of docs/contract.md §4 (oracle.BuildQueryMaps) and [WildMaps] into maps no builder
 // produces (interleaved requests, non-monotone or out-of-range klen, padding in the middle,
 // negative and out-of-range requests). [BlockTables] shuffle physical blocks, share leading
 // blocks between requests (prefix caching), put invalid ids inside a request's blocks and
@@ -66,13 +66,13 @@
 //
 //   - [PropSlotRoundTrip] (TestSlotRoundTrip, FuzzSlotRoundTrip): quantize → slot bytes →
 //     dequantize equals LUT·scale/64 of the codes, read from the bytes by an independent reading
-//     of FORMAT.md §5; the rotation matches FORMAT.md §3 bit for bit; re-quantizing is stable;
+//     of docs/format.md §5; the rotation matches docs/format.md §3 bit for bit; re-quantizing is stable;
 //     oracle.AcceptSlot says Identical.
 //   - [PropSlotAcceptance] (TestSlotAcceptance, FuzzSlotAcceptance): single bit flips of code
-//     and scale bytes are Unexplained unless an independent, exact reading of FORMAT.md §10
+//     and scale bytes are Unexplained unless an independent, exact reading of docs/format.md §10
 //     re-derives a tie; pad bytes are ignored; non-finite groups decode to zero.
 //   - [PropQueryMaps] (TestQueryMaps, FuzzQueryMaps): oracle.BuildQueryMaps against a brute-force
-//     reading of KERNELS.md §4, on valid and invalid inputs.
+//     reading of docs/contract.md §4, on valid and invalid inputs.
 //   - [PropMergePartials] (TestMergePartials, FuzzMergePartials): oracle.DecodePartials over any
 //     geometry, merged by oracle.MergePartials, equals oracle.ExactDecode within a float64 bound
 //     derived in prop_merge.go and stated in every failure.

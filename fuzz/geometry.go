@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Split geometries (KERNELS.md §3.3: a tier chooses its own; the result must not depend on it).
+// Split geometries (docs/contract.md §3.3: a tier chooses its own; the result must not depend on it).
 const (
 	GeometryPortable = "portable" // ⌈kv_max/ns⌉ tokens per split
 	GeometryWMMA     = "wmma"     // max(⌈kv_max/ns⌉, 64) rounded up to 16, at most 192 splits

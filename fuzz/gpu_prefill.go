@@ -9,7 +9,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// GPUPrefillCase is one prefill call (KERNELS.md §3.5) for FuzzPrefill: sequences with a cached
+// GPUPrefillCase is one prefill call (docs/contract.md §3.5) for FuzzPrefill: sequences with a cached
 // prefix (quantized into a cache with garbage elsewhere, through a shuffled block table with
 // invalid ids and shared prefixes) and a chunk of new tokens (q, k, v, already rotated), rows after
 // the last sequence that belong to none (must stay untouched), any sm_scale and GQA group.
@@ -26,7 +26,7 @@ type GPUPrefillCase struct {
 	Kinds     []ValueKind   `json:"kinds"`
 	OutPad    int           `json:"out_pad,omitempty"`
 	// ClampBlocks removes the last ClampBlocks columns of the block table (max_blocks shrinks):
-	// sequences longer than max_blocks·block_size have their prefix clamped (KERNELS.md §3.5).
+	// sequences longer than max_blocks·block_size have their prefix clamped (docs/contract.md §3.5).
 	ClampBlocks int `json:"clamp_blocks,omitempty"`
 }
 

@@ -33,7 +33,7 @@ type Recipe interface {
 // tests); without a library they skip, and TestOracleX run the same check on the oracle alone.
 func GPUProperties() []Property {
 	return []Property{
-		{Name: PropNameGPUStore, Op: "store", Doc: "cache_store: every written slot accepted by FORMAT.md §10, pad bytes and all other bytes untouched, canaries and inputs intact, same bytes twice",
+		{Name: PropNameGPUStore, Op: "store", Doc: "cache_store: every written slot accepted by docs/format.md §10, pad bytes and all other bytes untouched, canaries and inputs intact, same bytes twice",
 			Check: PropGPUStore, call: replayCall[GPUStoreCase]},
 		{Name: PropNameGPURotate, Op: "rotate", Doc: "rotate bit-exact to the oracle's float32 rotation rounded to the dtype; gaps untouched; same bits twice",
 			Check: PropGPURotate, call: replayCall[GPURotateCase]},

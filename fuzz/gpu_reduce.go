@@ -13,7 +13,7 @@ import (
 // sums look.
 var reducePatterns = []string{"all", "empty", "mixed", "one", "lzero", "far", "nan-free-spread"}
 
-// GPUReduceCase is one reduce call (KERNELS.md §3.4) on hand-made partials for FuzzReduce: rows
+// GPUReduceCase is one reduce call (docs/contract.md §3.4) on hand-made partials for FuzzReduce: rows
 // drawn from reducePatterns (empty splits have m = −inf, l = 0 and o full of NaN that must never be
 // read), 1..1024 splits, any partial stride, V signs, an output gap.
 type GPUReduceCase struct {

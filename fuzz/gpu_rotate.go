@@ -6,7 +6,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// GPURotateCase is one rotate call (KERNELS.md §3.2) for FuzzRotate: T rows of H heads (with gaps
+// GPURotateCase is one rotate call (docs/contract.md §3.2) for FuzzRotate: T rows of H heads (with gaps
 // between heads and after rows that must stay untouched), forward or inverse, 64-dim blocks (K
 // layout) or 256, any sign pattern, finite and non-finite value kinds.
 type GPURotateCase struct {

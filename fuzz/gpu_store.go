@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// GPUStoreCase is one cache_store call (KERNELS.md §3.1) for FuzzStore: a cache of garbage, T
+// GPUStoreCase is one cache_store call (docs/contract.md §3.1) for FuzzStore: a cache of garbage, T
 // token rows of K and V (value recipes: Kinds mixed per row and head, non-finite kinds included
 // when NonFinite), a slot mapping of NumTokens ≤ T entries, K and V signs, optionally K and V as
 // views into a fused QKV tensor with FusedQHeads query heads before them, and the slot mapping also

@@ -71,7 +71,7 @@ func Lengths(lo, hi, blockSize int) *rapid.Generator[int] {
 
 // QueryLenBoundaries are the query lengths the query-length generator must reach: decode (1),
 // MTP verification with 1..7 drafts (2..8), the edges of 16-token tiles and of the 128-token decode
-// limit (KERNELS.md §3.3, §7).
+// limit (docs/contract.md §3.3, §7).
 var QueryLenBoundaries = []int{1, 2, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128}
 
 func drawQueryLen(d draw, hi int, label string) int {
@@ -136,7 +136,7 @@ func GQAGroups() *rapid.Generator[int] { return rapid.SampledFrom(oracle.Allowed
 const DefaultSMScale = 1.0 / 16
 
 // SMScales draws a softmax scale: vLLM's 1/16, a few fixed others, or log-uniform in
-// [2^-10, 2^4] (KERNELS.md §3.3: any finite value > 0).
+// [2^-10, 2^4] (docs/contract.md §3.3: any finite value > 0).
 func SMScales() *rapid.Generator[float64] {
 	return rapid.Custom(func(t *rapid.T) float64 {
 		switch rapid.IntRange(0, 3).Draw(t, "sm_scale_class") {
@@ -150,7 +150,7 @@ func SMScales() *rapid.Generator[float64] {
 	})
 }
 
-// BlockSizes draws a cache block size: a multiple of 16 (the kernels' requirement, KERNELS.md
+// BlockSizes draws a cache block size: a multiple of 16 (the kernels' requirement, docs/contract.md
 // §7), 16 most often.
 func BlockSizes() *rapid.Generator[int] {
 	return rapid.SampledFrom([]int{16, 16, 32, 48, 64, 128, 256})

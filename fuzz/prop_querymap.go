@@ -70,7 +70,7 @@ func QueryMapCases() *rapid.Generator[*QueryMapCase] {
 	})
 }
 
-// PropQueryMaps: oracle.BuildQueryMaps agrees with a brute-force reading of KERNELS.md §4
+// PropQueryMaps: oracle.BuildQueryMaps agrees with a brute-force reading of docs/contract.md §4
 // (bruteQueryMaps: each token's request found by scanning every request's range, cross-checked
 // against the searchsorted form #{j ≥ 1 : qsl[j] ≤ t}), on valid inputs value for value and on
 // invalid ones by refusing; on valid inputs decode rows see klen = seq_len, MTP runs rise by one
@@ -90,7 +90,7 @@ func replayQueryMaps(raw json.RawMessage) error {
 	return CheckQueryMaps(&c)
 }
 
-// bruteQueryMaps is KERNELS.md §4 read literally, in int64. It returns why the input is one no
+// bruteQueryMaps is docs/contract.md §4 read literally, in int64. It returns why the input is one no
 // builder produces, or the maps.
 func bruteQueryMaps(qsl, seq []int32, numTokens int) (req, klen []int64, invalid string) {
 	n := len(seq)
@@ -165,7 +165,7 @@ func CheckQueryMaps(c *QueryMapCase) error {
 	}
 	for t := range req {
 		if int64(oreq[t]) != req[t] || int64(oklen[t]) != klen[t] {
-			return fmt.Errorf("token %d: BuildQueryMaps gives request %d klen %d; KERNELS.md §4 gives request %d klen %d (qsl %v, seq_lens %v)",
+			return fmt.Errorf("token %d: BuildQueryMaps gives request %d klen %d; docs/contract.md §4 gives request %d klen %d (qsl %v, seq_lens %v)",
 				t, oreq[t], oklen[t], req[t], klen[t], c.QSL, c.SeqLens)
 		}
 	}

@@ -21,11 +21,11 @@ const (
 // the oracle's slot
 //
 //   - is what QuantizeSlot, Quantizer.Quantize and the acceptor's canonical bytes all give;
-//   - holds the rotation of FORMAT.md §3 computed independently (slotref.go), bit for bit;
-//   - unpacks, read bit by bit per FORMAT.md §5, to the codes and fp16 scales the quantizer
+//   - holds the rotation of docs/format.md §3 computed independently (slotref.go), bit for bit;
+//   - unpacks, read bit by bit per docs/format.md §5, to the codes and fp16 scales the quantizer
 //     reports for each group, with zero pad bytes;
 //   - dequantizes (oracle.DequantizeSlot) to exactly LUT[c]·scale/64 of those codes;
-//   - decodes to zero in every group whose rotated input is non-finite (FORMAT.md §10 rule 4);
+//   - decodes to zero in every group whose rotated input is non-finite (docs/format.md §10 rule 4);
 //   - is stable under re-quantization: quantizing a group's dequantized values x̂ = L[c]·s/64
 //     again gives, for every dim, the exact code of L[c]·mult/rms(L[c]) (or its neighbour at a
 //     rule-2 tie), and wherever the codes come back unchanged the fp16 scale does too;
@@ -38,7 +38,7 @@ func PropSlotRoundTrip(t *rapid.T) {
 }
 
 // PropSlotAcceptance: the oracle's own slot is Identical; every single-bit flip of a code or scale
-// byte is Unexplained unless the independent reading of FORMAT.md §10 (slotref.go) re-derives
+// byte is Unexplained unless the independent reading of docs/format.md §10 (slotref.go) re-derives
 // every difference as a tie (then Explained); a flipped pad bit changes no verdict (only
 // PadNonZero); in a group with non-finite input a flipped code is Explained and a scale that stops
 // being ±0 is Unexplained.
@@ -104,14 +104,14 @@ func CheckSlotRoundTrip(c *SlotCase) error {
 	kr, vr := refRotate(in.k, in.ks, f.KRotBlock()), refRotate(in.v, in.vs, f.VRotBlock())
 	for i := range kr {
 		if !sameF32(kr[i], sl.KRot[i]) || !sameF32(vr[i], sl.VRot[i]) {
-			return fmt.Errorf("%v: rotated dim %d: oracle K %g V %g, FORMAT.md §3 gives K %g V %g", f.ID, i, sl.KRot[i], sl.VRot[i], kr[i], vr[i])
+			return fmt.Errorf("%v: rotated dim %d: oracle K %g V %g, docs/format.md §3 gives K %g V %g", f.ID, i, sl.KRot[i], sl.VRot[i], kr[i], vr[i])
 		}
 	}
 	// Bytes, read bit by bit.
 	kc, vc := refUnpack(f, b)
 	groups := refGroups(f)
 	if len(sl.Groups) != len(groups) {
-		return fmt.Errorf("%v: the quantizer reports %d groups, FORMAT.md §5 has %d", f.ID, len(sl.Groups), len(groups))
+		return fmt.Errorf("%v: the quantizer reports %d groups, docs/format.md §5 has %d", f.ID, len(sl.Groups), len(groups))
 	}
 	for _, o := range []int{f.SlotBytes() - f.PadBytes()} {
 		for i := o; i < f.SlotBytes(); i++ {
@@ -144,7 +144,7 @@ func CheckSlotRoundTrip(c *SlotCase) error {
 		if !finite(x) {
 			for i, y := range deq {
 				if y != 0 {
-					return fmt.Errorf("%v group %s: non-finite input, yet dim %d decodes to %g (scale %#04x); FORMAT.md §10 rule 4: the group must decode to zero", f.ID, g.name, i, y, scale)
+					return fmt.Errorf("%v group %s: non-finite input, yet dim %d decodes to %g (scale %#04x); docs/format.md §10 rule 4: the group must decode to zero", f.ID, g.name, i, y, scale)
 				}
 			}
 			continue
@@ -267,7 +267,7 @@ func CheckSlotAcceptance(c *SlotCase) error {
 		}
 		g := groups[gi]
 		if got.Groups[gi].Group.Name != g.name {
-			return fmt.Errorf("%v: the acceptor's group %d is %s, FORMAT.md §5 says %s", f.ID, gi, got.Groups[gi].Group.Name, g.name)
+			return fmt.Errorf("%v: the acceptor's group %d is %s, docs/format.md §5 says %s", f.ID, gi, got.Groups[gi].Group.Name, g.name)
 		}
 		region := fmt.Sprintf("group %s dim %d", g.name, dim)
 		if dim < 0 {
@@ -286,7 +286,7 @@ func CheckSlotAcceptance(c *SlotCase) error {
 				want, why = oracle.Unexplained, fmt.Sprintf("non-finite input must decode to zero, scale is %#04x", stored)
 			}
 		case refSSOverflows(x):
-			continue // FORMAT.md §10 does not judge groups whose float32 Σx² overflows (hazard ss-overflow)
+			continue // docs/format.md §10 does not judge groups whose float32 Σx² overflows (hazard ss-overflow)
 		default:
 			if judges[gi] == nil {
 				judges[gi] = newRefGroupJudge(x, g.bits)
@@ -304,7 +304,7 @@ func CheckSlotAcceptance(c *SlotCase) error {
 			}
 		}
 		if gv := got.Groups[gi].Verdict; gv != want {
-			return fmt.Errorf("%s (%s): the acceptor says %s (%s); FORMAT.md §10 read independently says %s (%s)", what, region, gv, got.Summary(), want, why)
+			return fmt.Errorf("%s (%s): the acceptor says %s (%s); docs/format.md §10 read independently says %s (%s)", what, region, gv, got.Summary(), want, why)
 		}
 		wantSlot := want
 		for k := range got.Groups {

@@ -41,7 +41,7 @@ func Properties() []Property {
 	return []Property{
 		{Name: PropNameSlotRoundTrip, Op: "slot", Doc: "quantize → slot bytes → dequantize equals LUT·scale/64 of the codes; re-quantizing is stable; acceptance says identical", Check: PropSlotRoundTrip, replay: replaySlotRoundTrip},
 		{Name: PropNameSlotAcceptance, Op: "slot", Doc: "oracle slots identical; single bit flips of codes and scales unexplained unless a re-derived tie; pad ignored; non-finite groups decode to zero", Check: PropSlotAcceptance, replay: replaySlotAcceptance},
-		{Name: PropNameQueryMaps, Op: "querymap", Doc: "oracle.BuildQueryMaps equals a brute-force reading of KERNELS.md §4, and refuses exactly the inputs no builder produces", Check: PropQueryMaps, replay: replayQueryMaps},
+		{Name: PropNameQueryMaps, Op: "querymap", Doc: "oracle.BuildQueryMaps equals a brute-force reading of docs/contract.md §4, and refuses exactly the inputs no builder produces", Check: PropQueryMaps, replay: replayQueryMaps},
 		{Name: PropNameMerge, Op: "merge", Doc: "DecodePartials over any split geometry, merged, equals ExactDecode within a derived float64 bound", Check: PropMergePartials, replay: replayMerge},
 	}
 }

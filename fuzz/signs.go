@@ -5,7 +5,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// SignSpec is a sign pattern over the 256 head dims: the format's default (FORMAT.md §2), or any
+// SignSpec is a sign pattern over the 256 head dims: the format's default (docs/format.md §2), or any
 // other as 8 int32 words (bit i of word w set ⇔ dim 32w+i negated, the kernels' sign_bits form).
 type SignSpec struct {
 	Default bool    `json:"default,omitempty"`
@@ -68,7 +68,7 @@ func SignPatterns() *rapid.Generator[oracle.Signs] {
 	return rapid.Map(SignSpecs(), func(s SignSpec) oracle.Signs { return s.Signs(oracle.KernelHeadSize) })
 }
 
-// SignPair is the K and V sign patterns of a call. KERNELS.md §1: every op must work for any
+// SignPair is the K and V sign patterns of a call. docs/contract.md §1: every op must work for any
 // pattern, and K and V may differ.
 type SignPair struct {
 	K SignSpec `json:"k"`

@@ -1,6 +1,6 @@
 package fuzz
 
-// An independent reading of FORMAT.md §1, §3, §5 and §10, written for the properties: it shares no
+// An independent reading of docs/format.md §1, §3, §5 and §10, written for the properties: it shares no
 // code with the oracle's packing, rotation or acceptance, so a property that compares the two
 // checks the oracle against the spec rather than against itself.
 
@@ -11,7 +11,7 @@ import (
 	"github.com/octant-kv/octant/oracle"
 )
 
-// Codebooks of FORMAT.md §1, copied from the spec's text.
+// Codebooks of docs/format.md §1, copied from the spec's text.
 var (
 	refLUT3 = []float64{-127, -79, -45, -14, 14, 45, 79, 127}
 	refLUT4 = []float64{-126, -95, -74, -58, -43, -30, -18, -6, 6, 18, 30, 43, 58, 74, 95, 126}
@@ -41,7 +41,7 @@ func refThresholds(bits int) []float64 {
 	return t
 }
 
-// refRotate is FORMAT.md §3's rotate in float32: signs, then butterflies with stride 1, 2, …, B/2
+// refRotate is docs/format.md §3's rotate in float32: signs, then butterflies with stride 1, 2, …, B/2
 // (new[k] = a+b, new[k+h] = a−b), then × 1/√B.
 func refRotate(x []float32, s oracle.Signs, block int) []float32 {
 	y := make([]float32, len(x))
@@ -69,7 +69,7 @@ func refRotate(x []float32, s oracle.Signs, block int) []float32 {
 	return y
 }
 
-// refGroup is one quantization group as FORMAT.md §5 lays it out.
+// refGroup is one quantization group as docs/format.md §5 lays it out.
 type refGroup struct {
 	name     string
 	isV      bool
@@ -123,7 +123,7 @@ func refSections(f oracle.Format) []refSection {
 }
 
 // locate maps bit `bit` of local byte j of a section to the code it belongs to: the dim within
-// the section's stream and the weight of that bit in the code (FORMAT.md §5).
+// the section's stream and the weight of that bit in the code (docs/format.md §5).
 func (s refSection) locate(j, bit int) (dim, weight int) {
 	if s.bits == 4 {
 		w, e := j/4, j%4
@@ -162,7 +162,7 @@ func refUnpack(f oracle.Format, slot []byte) (k, v []int) {
 
 func refScale(slot []byte, off int) uint16 { return uint16(slot[off]) | uint16(slot[off+1])<<8 }
 
-// refDequant is LUT[c]·(fp16 scale)/64 in float32 (FORMAT.md §4, "Dequantization").
+// refDequant is LUT[c]·(fp16 scale)/64 in float32 (docs/format.md §4, "Dequantization").
 func refDequant(code, bits int, scale16 uint16) float32 {
 	return float32(refLUT(bits)[code]) * (oracle.F16ToF32(scale16) / 64)
 }
@@ -185,7 +185,7 @@ func finite(x []float32) bool {
 }
 
 // refSSOverflows reports whether the float32 Σx² (float32 squares, summed exactly, rounded once)
-// overflows: FORMAT.md §10's judgement does not apply to such groups (oracle hazard ss-overflow).
+// overflows: docs/format.md §10's judgement does not apply to such groups (oracle hazard ss-overflow).
 func refSSOverflows(x []float32) bool {
 	s := bf(0)
 	for _, v := range x {
@@ -278,7 +278,7 @@ func (j *refGroupJudge) sStar(codes []int) *big.Float {
 	return s.Mul(s, bf(64))
 }
 
-// f16Val is the value of non-negative fp16 bits, +inf counted as 65536 (FORMAT.md §10: the
+// f16Val is the value of non-negative fp16 bits, +inf counted as 65536 (docs/format.md §10: the
 // overflow tie is at 65520).
 func f16Val(h uint16) float64 {
 	if h == 0x7c00 {

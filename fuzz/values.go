@@ -29,7 +29,7 @@ const (
 	DtypeExtremes ValueKind = "extremes"       // the dtype's max finite, min normal, min subnormal values
 )
 
-// Non-finite kinds (NonFiniteValues): a vector holding NaN or ±inf. FORMAT.md §10 rule 4: every
+// Non-finite kinds (NonFiniteValues): a vector holding NaN or ±inf. docs/format.md §10 rule 4: every
 // quantization group holding a non-finite rotated value must decode to zero.
 const (
 	NaNs         ValueKind = "nan"           // Gaussian with NaN in one dim, 1..8 dims, up to a quarter, or every dim
@@ -96,7 +96,7 @@ func drawValueSpec(d draw, kind ValueKind, dt harness.Dtype) ValueSpec {
 	case Huge:
 		// Mode 0: constant magnitude with random signs (group RMS exactly the scale); 1: Gaussian,
 		// clamped to the dtype's range. The fp16 scale overflows at an RMS near 4.7e4 (4-bit
-		// groups) and 5.8e4 (3-bit groups), FORMAT.md §10: 2^15.2..2^17 straddles both.
+		// groups) and 5.8e4 (3-bit groups), docs/format.md §10: 2^15.2..2^17 straddles both.
 		s.Param = d.intn(0, 1, "huge_mode")
 		s.Log2Scale = d.f64(15.2, 17, "log2_rms")
 		if dt == harness.BF16 && d.intn(0, 2, "bf16_beyond") == 2 {
@@ -312,7 +312,7 @@ func Values(ctx VecContext, kinds ...ValueKind) *rapid.Generator[[]float32] {
 
 // NonFiniteValues draws a vector holding NaN or ±inf (kinds nan, inf, nonfinite-mix). It is kept
 // apart from Values on purpose: its expectation differs (the groups it poisons must decode to
-// zero, FORMAT.md §10 rule 4).
+// zero, docs/format.md §10 rule 4).
 func NonFiniteValues(ctx VecContext) *rapid.Generator[[]float32] {
 	return Values(ctx, NonFiniteKinds...)
 }

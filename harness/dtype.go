@@ -12,7 +12,7 @@ import (
 // representable in it.
 type Dtype string
 
-// The two activation dtypes of KERNELS.md §1.
+// The two activation dtypes of docs/contract.md §1.
 const (
 	F16  Dtype = "fp16"
 	BF16 Dtype = "bf16"

@@ -1,6 +1,6 @@
 package kernels_test
 
-// The conventional suite: a fixed grid shaped like upstream's own tests (KERNELS.md §7), with their
+// The conventional suite: a fixed grid shaped like upstream's own tests (docs/contract.md §7), with their
 // checks only: one GQA group (G = 6, Hkv = 1), block size 16, one layout (LBHNC), default signs, a
 // handful of lengths, one relative-L2 tolerance per test against the oracle, one seed. It exists
 // to show what such a suite misses next to Octant's (`octant mutate --conventional`, issue 6);

@@ -13,7 +13,7 @@ import (
 	"github.com/octant-kv/octant/oracle"
 )
 
-// decodeCase is one decode batch of the grid (KERNELS.md §3.3): a packed cache of random bytes in
+// decodeCase is one decode batch of the grid (docs/contract.md §3.3): a packed cache of random bytes in
 // which the requests' context tokens are quantized by the oracle, their new tokens stored by the
 // kernel's cache_store (as vLLM runs store before attention), every slot no query may read poisoned
 // (scales +inf/NaN), and query maps built as vLLM's metadata builder does (oracle.BuildQueryMaps)
@@ -471,7 +471,7 @@ func TestDecodeLengths(t *testing.T) {
 }
 
 // portableOnly skips tiers other than the portable one: block sizes that are not multiples of 16
-// are an Octant decision of the portable tier (docs/kernels.md); FORMAT.md §7 requires multiples
+// are an Octant decision of the portable tier (docs/kernels.md); docs/format.md §7 requires multiples
 // of 16 of native kernels.
 func portableOnly(t *testing.T, im harness.Impl) {
 	if im.Tier.Tier != kernels.TierPortable {

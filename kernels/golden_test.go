@@ -34,7 +34,7 @@ func goldenDir(t *testing.T) string {
 }
 
 // TestStoreGolden stores the K and V of every upstream golden slot (fp16 and bf16 inputs, in
-// reverse slot order, into a cache of random bytes) and judges every slot under FORMAT.md §10; it
+// reverse slot order, into a cache of random bytes) and judges every slot under docs/format.md §10; it
 // logs how many equal upstream's bytes exactly (the rest differ from upstream only by
 // summation-order ties, which the oracle's canonical order resolves the other way).
 func TestStoreGolden(t *testing.T) {

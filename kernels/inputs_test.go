@@ -178,7 +178,7 @@ func makeSigns(rng *rand.Rand, kind string) (ks, vs oracle.Signs) {
 
 // ---- caches ---------------------------------------------------------------------------------------
 
-// cacheLayout names the two layouts vLLM uses (KERNELS.md §1).
+// cacheLayout names the two layouts vLLM uses (docs/contract.md §1).
 func layoutName(lbnhc bool) string {
 	if lbnhc {
 		return "lbnhc"

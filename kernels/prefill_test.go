@@ -13,7 +13,7 @@ import (
 	"github.com/octant-kv/octant/oracle"
 )
 
-// prefillCase is one prefill call (KERNELS.md §3.5): sequences with a cached prefix (quantized
+// prefillCase is one prefill call (docs/contract.md §3.5): sequences with a cached prefix (quantized
 // by the oracle into a cache of random bytes) and a chunk of new tokens (q, k, v already rotated).
 // The cache slots of the chunk's own positions are poisoned (scales +inf/NaN): prefill must read
 // the chunk exactly from k and v, never from the cache.

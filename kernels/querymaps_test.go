@@ -49,7 +49,7 @@ func runQueryMaps(t *testing.T, dev *kernels.Device, qsl, seqLens []int32, nq in
 	return kernels.BytesInt32(read(t, r)), kernels.BytesInt32(read(t, k))
 }
 
-// TestQueryMaps compares query_maps (KERNELS.md §4) with the oracle's metadata builder on batches
+// TestQueryMaps compares query_maps (docs/contract.md §4) with the oracle's metadata builder on batches
 // the builder produces (decode, MTP runs, chunks, empty requests, cudagraph padding, no requests),
 // and with the documented formula on batches it refuses (seq_len < q_len, qsl[0] ≠ 0, values that
 // wrap int32); on a decreasing query_start_loc only the range of req is checked.

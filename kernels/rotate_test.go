@@ -12,8 +12,8 @@ import (
 	"github.com/octant-kv/octant/oracle"
 )
 
-// TestRotate checks rotate (KERNELS.md §3.2) bit for bit: every element must equal the oracle's
-// float32 rotation (FORMAT.md §3: signs then FWHT, or FWHT then signs, in the specified stage order
+// TestRotate checks rotate (docs/contract.md §3.2) bit for bit: every element must equal the oracle's
+// float32 rotation (docs/format.md §3: signs then FWHT, or FWHT then signs, in the specified stage order
 // with no contraction; oracle.Rotate / oracle.Unrotate) of the dtype input, rounded back to the
 // dtype to nearest even. The spec fixes every float32 operation and the final rounding, so there is
 // no rounding slack: one differing bit is a defect. A NaN result must be a NaN (its payload and sign

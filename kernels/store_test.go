@@ -158,7 +158,7 @@ func storeMapping(rng *rand.Rand, pattern string, n, nslots int) []int64 {
 	return m
 }
 
-// TestStoreWorkedExample stores FORMAT.md §9's worked example (fp16 and bf16 represent its small
+// TestStoreWorkedExample stores docs/format.md §9's worked example (fp16 and bf16 represent its small
 // integers exactly) in both layouts at a slot in the middle of a cache of 0xAA and requires the
 // spec's bytes, pad untouched.
 func TestStoreWorkedExample(t *testing.T) {
@@ -192,7 +192,7 @@ func TestStoreWorkedExample(t *testing.T) {
 					for h := 0; h < 2; h++ {
 						got := view.Slot(1, h, 5)[:len(w)]
 						if hex.EncodeToString(got) != want[id] {
-							failf(t, "worked example (FORMAT.md §9), KV head %d:\n got %x\nwant %x", h, got, w)
+							failf(t, "worked example (docs/format.md §9), KV head %d:\n got %x\nwant %x", h, got, w)
 						}
 					}
 				})
@@ -202,7 +202,7 @@ func TestStoreWorkedExample(t *testing.T) {
 }
 
 // TestStoreEdgeValues stores groups the format treats specially: NaN and ±inf inputs (the group
-// must decode to zero, FORMAT.md §10 rule 4), bf16 values whose Σx² overflows float32, values far
+// must decode to zero, docs/format.md §10 rule 4), bf16 values whose Σx² overflows float32, values far
 // below fp16's range, all-zero and all-negative-zero rows, constant rows (exact threshold ties), and
 // a spike in one dim.
 func TestStoreEdgeValues(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// TieMargin is δ of FORMAT.md §10: the relative distance from a threshold (rule 2) or from an fp16
+// TieMargin is δ of docs/format.md §10: the relative distance from a threshold (rule 2) or from an fp16
 // midpoint (rule 3) within which two correct roundings may disagree.
 const TieMargin = 1.0 / (1 << 18)
 
@@ -15,7 +15,7 @@ type Verdict int
 
 const (
 	Identical   Verdict = iota // the same codes and scale as the oracle's canonical quantization
-	Explained                  // different, but every difference is accepted by a rule of FORMAT.md §10
+	Explained                  // different, but every difference is accepted by a rule of docs/format.md §10
 	Unexplained                // some difference no rule accepts: a defect of the writer
 )
 
@@ -23,7 +23,7 @@ func (v Verdict) String() string {
 	return [...]string{"identical", "explained", "unexplained"}[v]
 }
 
-// Hazard is a property of the format met by a group (FORMAT.md §10, "Format hazards"): not a
+// Hazard is a property of the format met by a group (docs/format.md §10, "Format hazards"): not a
 // defect of the writer, but worth reporting.
 type Hazard string
 
@@ -99,7 +99,7 @@ func (s SlotVerdict) Summary() string {
 	return b.String()
 }
 
-// Acceptor judges slots written by someone else against their inputs (FORMAT.md §10).
+// Acceptor judges slots written by someone else against their inputs (docs/format.md §10).
 type Acceptor struct {
 	q *Quantizer
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/octant-kv/octant/internal/par"
 )
 
-// DecodeInput is one call of the decode operation (KERNELS.md §3.3), with the query as float32
+// DecodeInput is one call of the decode operation (docs/contract.md §3.3), with the query as float32
 // values (exactly representable in the activation dtype, fp16 or bf16: see [F16ToF32]).
 //
 // Query row i, head hq attends to tokens 0..klen−1 of request QToReq[i] through KV head hq/G
@@ -29,7 +29,7 @@ type DecodeInput struct {
 	VSigns     Signs   // V sign pattern, at least HeadSize long
 }
 
-// AllowedGroups lists the GQA group sizes G = Hq/Hkv the decode operation accepts (KERNELS.md §3.3).
+// AllowedGroups lists the GQA group sizes G = Hq/Hkv the decode operation accepts (docs/contract.md §3.3).
 var AllowedGroups = []int{1, 2, 4, 6, 8}
 
 // NumQ is the number of query rows (len(QToReq)).
@@ -308,7 +308,7 @@ func (s *slotDecoder64) fillV() {
 
 // softmaxAcc is an online softmax in the log2 convention, exact in float64: after adding tokens
 // with scores s_t (log2 units) and values v_t it holds m = max s_t (−inf when empty),
-// l = Σ 2^(s_t−m) and o = Σ 2^(s_t−m)·v_t — exactly a split partial of KERNELS.md §3.4.
+// l = Σ 2^(s_t−m) and o = Σ 2^(s_t−m)·v_t — exactly a split partial of docs/contract.md §3.4.
 type softmaxAcc struct {
 	m, l float64
 	o    []float64

@@ -14,7 +14,7 @@ import (
 // 1e-3 or more.
 const GoldenAttentionRelL2 = 1e-5
 
-// ContractRelL2 is the contract bound of KERNELS.md §5: a tier's decode or prefill output, over a
+// ContractRelL2 is the contract bound of docs/contract.md §5: a tier's decode or prefill output, over a
 // batch, must be within this relative L2 distance of exact attention on the dequantized cache
 // (the bound upstream's own tests use).
 const ContractRelL2 = 2e-2

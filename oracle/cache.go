@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Cache is a read view of a packed KV cache (KERNELS.md §1): num_blocks × num_kv_heads × block_size
+// Cache is a read view of a packed KV cache (docs/contract.md §1): num_blocks × num_kv_heads × block_size
 // slots of F.SlotBytes() bytes each, addressed with explicit byte strides. The innermost (slot)
 // stride is 1; the three outer strides are given. Both layouts vLLM uses are expressible:
 //

@@ -8,7 +8,7 @@ import (
 
 // TestCacheLayouts writes the same slots into an LBHNC cache, an LBNHC cache and a padded
 // custom-stride cache and checks that decode gives bit-identical results (the layout only changes
-// addresses) and that each layout's strides are the ones KERNELS.md §1 gives.
+// addresses) and that each layout's strides are the ones docs/contract.md §1 gives.
 func TestCacheLayouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, id := range AllFormats {

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// LUT3 and LUT4 are the int8 codebooks of FORMAT.md §1: code c decodes to LUT[c]·scale/64.
+// LUT3 and LUT4 are the int8 codebooks of docs/format.md §1: code c decodes to LUT[c]·scale/64.
 var (
 	LUT3 = [8]int8{-127, -79, -45, -14, 14, 45, 79, 127}
 	LUT4 = [16]int8{-126, -95, -74, -58, -43, -30, -18, -6, 6, 18, 30, 43, 58, 74, 95, 126}

@@ -6,7 +6,7 @@ import (
 )
 
 // TestLloydMaxDerivation derives the codebooks: Lloyd-Max centroids of N(0,1) for 8 and 16 levels,
-// times LUT_MULT and rounded, must give the int8 tables (FORMAT.md §1).
+// times LUT_MULT and rounded, must give the int8 tables (docs/format.md §1).
 func TestLloydMaxDerivation(t *testing.T) {
 	for _, bits := range []int{3, 4} {
 		c := LloydMax(1 << bits)
@@ -23,7 +23,7 @@ func TestLloydMaxDerivation(t *testing.T) {
 		quoted := map[int][]float64{3: {0.2451, 0.7560, 1.3439, 2.1520}, 4: {0.1284, 0.3881, 0.6568, 0.9424, 1.2562, 1.6180, 2.0690, 2.7326}}[bits]
 		for i, q := range quoted {
 			if v := c[len(c)/2+i]; math.Abs(v-q) > 6e-5 {
-				t.Errorf("%d-bit centroid %.6f, FORMAT.md quotes %.4f", bits, v, q)
+				t.Errorf("%d-bit centroid %.6f, docs/format.md §1 quotes %.4f", bits, v, q)
 			}
 		}
 	}
@@ -48,7 +48,7 @@ func TestThresholdsAndPermWords(t *testing.T) {
 			}
 		}
 	}
-	// Ties go to the lower code; saturation at both ends (FORMAT.md §4 step 4, checked on torch).
+	// Ties go to the lower code; saturation at both ends (docs/format.md §4 step 4, checked on torch).
 	for _, c := range []struct {
 		y    float32
 		bits int
@@ -61,7 +61,7 @@ func TestThresholdsAndPermWords(t *testing.T) {
 }
 
 func TestFP16Conversions(t *testing.T) {
-	// FORMAT.md §4 step 7 (torch checked).
+	// docs/format.md §4 step 7 (torch checked).
 	for _, c := range []struct {
 		f float32
 		h uint16

@@ -137,7 +137,7 @@ func TestPackRoundTrip(t *testing.T) {
 }
 
 // TestScalePreservesDot: with the float32 scale (before fp16 rounding), x·x̂ = |x|² up to the
-// float32 roundings of ss, dot, the division and the final comparison sum (FORMAT.md §4 step 6):
+// float32 roundings of ss, dot, the division and the final comparison sum (docs/format.md §4 step 6):
 // a few ulps, bounded here by γ_8.
 func TestScalePreservesDot(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -190,7 +190,7 @@ func TestDequantizeMatchesCodes(t *testing.T) {
 	})
 }
 
-// fwhtReference is FORMAT.md §3's transform written one stage at a time, the definition the
+// fwhtReference is docs/format.md §3's transform written one stage at a time, the definition the
 // pass-fused FWHT32 must reproduce bit for bit.
 func fwhtReference(x []float32, block int) {
 	inv := float32(1 / math.Sqrt(float64(block)))

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// FormatID is the kernel format code of FORMAT.md §6: v_bits + 16 if compact.
+// FormatID is the kernel format code of docs/format.md §6: v_bits + 16 if compact.
 type FormatID int
 
 // The three cache dtypes the kernels accept.
@@ -15,7 +15,7 @@ const (
 	K3V3Compact FormatID = 19 // octave_k3v3_compact: 3-bit K over the whole head, 196-byte slot
 )
 
-// Format constants of FORMAT.md §1.
+// Format constants of docs/format.md §1.
 const (
 	HadamardBlock = 64 // K rotation block of the block-K layout, and the fallback V block
 	RopeBits      = 4  // code width of block-K rope blocks
@@ -73,10 +73,10 @@ type Format struct {
 	RopeDim  int // r: the leading r dims are rotary (block-K only)
 }
 
-// NewFormat validates a layout. Rules (FORMAT.md §8 plus Octant's decisions in docs/oracle.md):
+// NewFormat validates a layout. Rules (docs/format.md §8 plus Octant's decisions in docs/oracle.md):
 // the id must be 3, 4 or 19; head_size a positive multiple of 64 (at most 4096); rope_dim a
 // multiple of 64 in [0, head_size]; compact needs a power-of-two head size. rope_dim 0 and
-// rope_dim = head_size are accepted (the reference would crash on them, FORMAT.md §8.3; the oracle
+// rope_dim = head_size are accepted (the reference would crash on them, docs/format.md §8.3; the oracle
 // packs empty sections as empty).
 func NewFormat(id FormatID, headSize, ropeDim int) (Format, error) {
 	if !id.Valid() {

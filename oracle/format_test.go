@@ -6,7 +6,7 @@ import (
 )
 
 func TestFormatTable(t *testing.T) {
-	// FORMAT.md §5's table for head 256, rope 64, and the bits per value the issue states.
+	// docs/format.md §5's table for head 256, rope 64, and the bits per value the issue states.
 	for _, c := range []struct {
 		id                                   FormatID
 		name                                 string
@@ -79,7 +79,7 @@ func TestFormatValidation(t *testing.T) {
 		}
 	}
 	if _, err := ParseFormatID("octave_k4v4"); err == nil || !strings.Contains(err.Error(), "expected one of") {
-		t.Errorf("octave_k4v4 must not parse (FORMAT.md §8.6): %v", err)
+		t.Errorf("octave_k4v4 must not parse (docs/format.md §8.6): %v", err)
 	}
 	// Edge layouts the oracle accepts (docs/oracle.md): no rope blocks, all rope blocks, d = 192.
 	for _, c := range [][3]int{{int(K3V4), 256, 0}, {int(K3V3), 256, 256}, {int(K3V4), 192, 64}, {int(K3V3Compact), 128, 0}} {

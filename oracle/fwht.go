@@ -7,7 +7,7 @@ import (
 )
 
 // FWHT32 applies the normalized Walsh–Hadamard transform in place over consecutive blocks of size
-// block, bit-exact to FORMAT.md §3: float32 butterflies with stride h = 1, 2, …, block/2 in that
+// block, bit-exact to docs/format.md §3: float32 butterflies with stride h = 1, 2, …, block/2 in that
 // order (new[k] = a+b, new[k+h] = a−b), then every element times 1/√block. Sums and differences of
 // two float32 values cannot be fused, and the final scale is a power of two when block is a power
 // of four; for other powers of two the multiplication is one rounded float32 product.
@@ -192,7 +192,7 @@ func checkBlock(n, block int) {
 	}
 }
 
-// Rotate returns H_B(D·x) in float32 (FORMAT.md §3): signs first, then the blockwise transform.
+// Rotate returns H_B(D·x) in float32 (docs/format.md §3): signs first, then the blockwise transform.
 // len(s) must be at least len(x).
 func Rotate(x []float32, s Signs, block int) []float32 {
 	y := append([]float32(nil), x...)

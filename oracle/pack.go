@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Pack4 packs 4-bit codes (len a multiple of 8) into len/2 bytes (FORMAT.md §5): byte 4w+j holds
+// Pack4 packs 4-bit codes (len a multiple of 8) into len/2 bytes (docs/format.md §5): byte 4w+j holds
 // dim 8w+j in its low nibble and dim 8w+j+4 in its high nibble.
 func Pack4(dst []byte, codes []uint8) {
 	n := len(codes)
@@ -38,7 +38,7 @@ func Pack3(dst []byte, codes []uint8) {
 	n := len(codes)
 	checkPack(n, 32, len(dst), 3*n/8)
 	lo, hi := dst[:n/4], dst[n/4:3*n/8]
-	// FORMAT.md §5's word form: in the lo word of dims 16g..16g+15, bits 2i..2i+1 of each byte hold
+	// docs/format.md §5's word form: in the lo word of dims 16g..16g+15, bits 2i..2i+1 of each byte hold
 	// dims 16g+4i..+3; in the hi word of dims 32g..32g+31, bit i of each byte holds the top bits of
 	// dims 32g+4i..+3. Eight codes are one little-endian uint64 (two such four-dim fields).
 	for g := 0; g < n/32; g++ {

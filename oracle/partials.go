@@ -8,7 +8,7 @@ import (
 // Range is the token range [Lo, Hi) of one split.
 type Range struct{ Lo, Hi int }
 
-// Geometry is a split-KV geometry: contiguous token ranges, in order, starting at 0 (KERNELS.md
+// Geometry is a split-KV geometry: contiguous token ranges, in order, starting at 0 (docs/contract.md
 // §3.3). Ranges may be empty, and there may be more ranges than tokens. A row attends to the
 // part of each range below its klen.
 type Geometry []Range
@@ -81,11 +81,11 @@ func WMMAGeometry(kvMax, numSplits int) (Geometry, error) {
 	return evenGeometry(kvMax, ns, per), nil
 }
 
-// DefaultPartialStride is the default row stride P of a partials array (KERNELS.md §3.4).
+// DefaultPartialStride is the default row stride P of a partials array (docs/contract.md §3.4).
 const DefaultPartialStride = 260
 
 // Partials is a split-partials array [NumQ][NumQHeads][NumSplits][Stride] in the log2 convention
-// of KERNELS.md §3.4: row [0, HeadSize) is o_s = Σ_t 2^(s_t−m_s)·v̂_t (unnormalized, rotated V
+// of docs/contract.md §3.4: row [0, HeadSize) is o_s = Σ_t 2^(s_t−m_s)·v̂_t (unnormalized, rotated V
 // space), [HeadSize] is m_s = max_t s_t in log2 units (s_t = sm_scale·log2(e)·⟨q̂, k̂_t⟩; −inf for
 // an empty split), [HeadSize+1] is l_s = Σ_t 2^(s_t−m_s) (0 when empty). Entries past HeadSize+1
 // are padding.
@@ -188,7 +188,7 @@ func DecodePartials(in *DecodeInput, g Geometry, stride int) (*Partials, error) 
 	return p, nil
 }
 
-// MergePartials is the reduce of KERNELS.md §3.4 in float64: per (q, head), M = max_s m_s,
+// MergePartials is the reduce of docs/contract.md §3.4 in float64: per (q, head), M = max_s m_s,
 // w_s = 2^(m_s−M) (0 when m_s = −inf, and then o_s is not read), L = Σ w_s l_s, O = Σ w_s o_s,
 // y = the inverse V rotation of O (f's V block, signs vs), out = y/L, or 0 when L = 0. The result is
 // [NumQ][NumQHeads][HeadSize] in the original space. An m_s that is NaN or +inf is an error.

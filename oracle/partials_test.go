@@ -66,7 +66,7 @@ func attWithin(a, b []float64, tol func(j int) float64) int {
 	return -1
 }
 
-// TestGeometryHelpers checks the two tiers' geometries against their definitions (KERNELS.md
+// TestGeometryHelpers checks the two tiers' geometries against their definitions (docs/contract.md
 // §3.3) on a grid of kv_max and num_splits.
 func TestGeometryHelpers(t *testing.T) {
 	for _, kv := range []int{0, 1, 15, 16, 63, 64, 65, 700, 3000, 32768, 100000} {

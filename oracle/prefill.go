@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// PrefillInput is one call of the prefill operation (KERNELS.md §3.5). Q, K and V are the chunk's
+// PrefillInput is one call of the prefill operation (docs/contract.md §3.5). Q, K and V are the chunk's
 // own tokens, already rotated (Q and K with the K rotation, V with the V rotation), as float32
 // values (fp16 in the kernels).
 //

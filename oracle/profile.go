@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Profile names a numeric profile of KERNELS.md §5: the documented way a tier approximates exact
+// Profile names a numeric profile of docs/contract.md §5: the documented way a tier approximates exact
 // attention. The oracle models each profile in float64 on the profile's own quantized inputs
 // ([DecodeProfile], [PrefillProfile]) and derives, per output element, the error that the fp32
 // arithmetic of a correct kernel implementing the profile may add (profile_bounds.go,
 // docs/bounds.md).
 type Profile string
 
-// The four profiles of KERNELS.md §5.
+// The four profiles of docs/contract.md §5.
 const (
 	// ProfileDot4Int8Q (portable decode): the query is rotated in float32 (FWHT32) and quantized to
 	// int8 per 64-dim block, s = max(amax, 1e-20)/127, q = round-half-even(x/s) clamped to ±127;
@@ -33,7 +33,7 @@ const (
 	ProfilePrefillChunkF16 Profile = "prefill-chunk-f16"
 )
 
-// Profiles lists the profiles in KERNELS.md §5 order.
+// Profiles lists the profiles in docs/contract.md §5 order.
 var Profiles = []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row, ProfilePrefillChunkF16}
 
 // ParseProfile returns the profile with the given name.
@@ -48,7 +48,7 @@ func ParseProfile(name string) (Profile, error) {
 
 // ParsePrefillProfile maps a prefill tier's declared profile (TierDesc.PrefillProfile) to the
 // (prefix, chunk) pair that [PrefillProfile] models: "prefill-fp32" ([ProfilePrefillFP32] for both
-// parts), or "PREFIX+CHUNK", two profiles of KERNELS.md §5 ("prefill-int8row+prefill-chunk-f16").
+// parts), or "PREFIX+CHUNK", two profiles of docs/contract.md §5 ("prefill-int8row+prefill-chunk-f16").
 func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
 	if name == string(ProfilePrefillFP32) {
 		return ProfilePrefillFP32, ProfilePrefillFP32, nil
@@ -60,7 +60,7 @@ func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
 			return pa, pb, nil
 		}
 	}
-	return "", "", fmt.Errorf("oracle: prefill profile %q: expected %s or PREFIX+CHUNK of KERNELS.md §5 profiles %v", name, ProfilePrefillFP32, Profiles)
+	return "", "", fmt.Errorf("oracle: prefill profile %q: expected %s or PREFIX+CHUNK of docs/contract.md §5 profiles %v", name, ProfilePrefillFP32, Profiles)
 }
 
 // ReadsCache reports whether the profile describes attention to packed cache tokens (dot4-int8q,

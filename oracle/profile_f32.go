@@ -7,9 +7,9 @@ import (
 
 // The float32 implementations of the profiles: what an fp32 kernel of each profile computes, in
 // one canonical order (tokens in order within each split, online softmax with a running-max
-// update per token, partials merged in split order as KERNELS.md §3.4 describes). They serve two
+// update per token, partials merged in split order as docs/contract.md §3.4 describes). They serve two
 // purposes: a check that the derived bounds hold for a real fp32 evaluation, and the reference of
-// DESIGN.md's FlashAttention rule (a tier's error against the float64 model should be at most
+// FlashAttention's rule of thumb for a tier (its error against the float64 model should be at most
 // about twice this implementation's). Every float32 product is wrapped in an explicit float32
 // conversion so that Go cannot fuse it into an FMA.
 

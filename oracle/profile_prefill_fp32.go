@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// ProfilePrefillFP32 (Octant's portable prefill tier, a profile beyond KERNELS.md §5's four): q, k
+// ProfilePrefillFP32 (Octant's portable prefill tier, a profile beyond docs/contract.md §5's four): q, k
 // and v (already rotated) are converted exactly to float32; the cached prefix is dequantized exactly
 // (codebook × fp16 scale / 64) in the rotated space; each score is a float32 dot product over the
 // head's dims (fused multiply-adds or any other order: the bound counts one rounding per term)

@@ -6,7 +6,7 @@ import (
 	"github.com/x448/float16"
 )
 
-// rmsFloor is the clamp of FORMAT.md §4 step 2, as the float32 the reference uses.
+// rmsFloor is the clamp of docs/format.md §4 step 2, as the float32 the reference uses.
 var rmsFloor = float32(1e-12)
 
 // GroupQuant is the quantization of one group: its codes, the float32 scale before fp16 rounding,
@@ -90,7 +90,7 @@ func codeLinear(y float32, bits int) uint8 {
 // ZeroCode is the code of y = 0 (3 for 3-bit, 7 for 4-bit).
 func ZeroCode(bits int) uint8 { return uint8(1<<bits/2 - 1) }
 
-// groupSS returns the canonical float32 ss (FORMAT.md §4 step 1) and whether every value is
+// groupSS returns the canonical float32 ss (docs/format.md §4 step 1) and whether every value is
 // finite.
 func groupSS(x []float32) (float32, bool) {
 	// The float64 terms may be added in any order: roundIfSafe's error bound holds for every order.
@@ -204,7 +204,7 @@ func scaleFrom(ss, dot float32) float32 {
 }
 
 // F32ToF16 rounds a float32 to IEEE binary16 bits, to nearest even, with overflow to ±inf and
-// gradual underflow (FORMAT.md §4 step 7).
+// gradual underflow (docs/format.md §4 step 7).
 func F32ToF16(f float32) uint16 { return uint16(float16.Fromfloat32(f)) }
 
 // F16ToF32 converts binary16 bits to float32 (exact).
@@ -224,8 +224,8 @@ func F32ToBF16(f float32) uint16 {
 }
 
 // QuantizeGroup quantizes one group of rotated float32 values with the given code width, following
-// FORMAT.md §4 with the canonical sums of sum.go. A group holding NaN or ±inf is written as the
-// zero group (every code ZeroCode, scale +0): Octant's choice under FORMAT.md §10 rule 4, which
+// docs/format.md §4 with the canonical sums of sum.go. A group holding NaN or ±inf is written as the
+// zero group (every code ZeroCode, scale +0): Octant's choice under docs/format.md §10 rule 4, which
 // only requires such a group to decode to zero. codes, if long enough, is reused.
 func QuantizeGroup(x []float32, bits int, codes []uint8) GroupQuant {
 	n := len(x)

@@ -2,7 +2,7 @@ package oracle
 
 import "fmt"
 
-// BuildQueryMaps builds the decode query maps of KERNELS.md §4 (vLLM's metadata builder) from
+// BuildQueryMaps builds the decode query maps of docs/contract.md §4 (vLLM's metadata builder) from
 // query_start_loc qsl (num_reqs+1 entries) and seq_lens (num_reqs entries, context plus new tokens)
 // for numTokens query tokens:
 //

@@ -41,7 +41,7 @@ func TestQueryMapsExamples(t *testing.T) {
 	}
 }
 
-// TestPropQueryMaps checks the builder against the definition of KERNELS.md §4, token by token,
+// TestPropQueryMaps checks the builder against the definition of docs/contract.md §4, token by token,
 // on random valid metadata, and that breaking one precondition is refused.
 func TestPropQueryMaps(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {

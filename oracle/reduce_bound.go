@@ -2,7 +2,7 @@ package oracle
 
 import "math"
 
-// ReduceBound is the per-element bound of an fp32 reduce (KERNELS.md §3.4, in the order
+// ReduceBound is the per-element bound of an fp32 reduce (docs/contract.md §3.4, in the order
 // docs/kernels.md gives: NaN-ignoring max, w_s = exp2(m_s − M), L and O accumulated over the
 // splits in order with fused multiply-adds, the fp32 inverse V rotation, y/L, rounding to the
 // output dtype) against the exact merge (MergePartials) of the same fp32 partials. The

@@ -44,7 +44,7 @@ func (m *mt19937) next() uint32 {
 	return y
 }
 
-// DefaultSigns reproduces the format's sign vector of length n (FORMAT.md §2): sign i is −1 iff
+// DefaultSigns reproduces the format's sign vector of length n (docs/format.md §2): sign i is −1 iff
 // the i-th 32-bit output of MT19937 seeded with 0x5E17 is odd. Shorter vectors are prefixes.
 func DefaultSigns(n int) Signs {
 	m := newMT19937(SignSeed)

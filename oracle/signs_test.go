@@ -11,7 +11,7 @@ func TestDefaultSigns(t *testing.T) {
 	got := s.Words()
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("sign word %d = %#08x, FORMAT.md §2 says %#08x", i, got[i], want[i])
+			t.Errorf("sign word %d = %#08x, docs/format.md §2 says %#08x", i, got[i], want[i])
 		}
 	}
 	rows := []string{
@@ -23,7 +23,7 @@ func TestDefaultSigns(t *testing.T) {
 	all := strings.Join(rows, "")
 	for i, neg := range s {
 		if neg != (all[i] == '-') {
-			t.Errorf("sign %d: negated=%v, FORMAT.md §2 shows %c", i, neg, all[i])
+			t.Errorf("sign %d: negated=%v, docs/format.md §2 shows %c", i, neg, all[i])
 		}
 	}
 	// Prefix property and round trip through words.

@@ -204,7 +204,7 @@ func (dq *Dequantizer) DequantizeInto(k, v []float32, slot []byte) {
 // scaleMul is float32(fp16 scale)/64, exact.
 func scaleMul(b []byte) float32 { return F16ToF32(getU16(b)) / LUTOne }
 
-// dequant4 decodes a 4-bit stream (FORMAT.md §5) straight from bytes: LUT4[c]·m.
+// dequant4 decodes a 4-bit stream (docs/format.md §5) straight from bytes: LUT4[c]·m.
 func dequant4(out []float32, src []byte, m float32) {
 	var lut [16]float32
 	for i, c := range LUT4 {
@@ -221,7 +221,7 @@ func dequant4(out []float32, src []byte, m float32) {
 }
 
 // dequant3 decodes a 3-bit stream (2-bit plane then 1-bit plane) straight from bytes, four dims
-// at a time as FORMAT.md §5's word form gives them: in the lo word of dims 16h..16h+15,
+// at a time as docs/format.md §5's word form gives them: in the lo word of dims 16h..16h+15,
 // (w >> 2i) & 0x03030303 holds dims 16h+4i..+3; in the hi word of 32 dims, (w >> i) & 0x01010101
 // holds the top bits of dims 4i..4i+3.
 func dequant3(out []float32, src []byte, m float32) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The worked example of FORMAT.md §9: small-integer inputs whose sums are exact, so the slot
+// The worked example of docs/format.md §9: small-integer inputs whose sums are exact, so the slot
 // bytes do not depend on summation order. The expected bytes were computed independently in torch
 // and in Go by the spec's authors.
 func workedExample() (k, v []float32) {
@@ -61,7 +61,7 @@ func TestWorkedExampleSlots(t *testing.T) {
 		}
 		for i := range got {
 			if got[i] != want[i] {
-				t.Errorf("%v: byte %d = %02x, FORMAT.md §9 says %02x", id, i, got[i], want[i])
+				t.Errorf("%v: byte %d = %02x, docs/format.md §9 says %02x", id, i, got[i], want[i])
 			}
 		}
 	}

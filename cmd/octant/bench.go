@@ -32,7 +32,7 @@ sm_scale 1/16, G = Hq/Hkv = 6; "100k" is 100000 tokens, "2k" is 2048 queries):
 		}
 	}
 	fmt.Fprintf(w, `
-  q2ks100k: decode takes at most 128 query tokens per request (KERNELS.md §3.3; longer chunks go to
+  q2ks100k: decode takes at most 128 query tokens per request (docs/contract.md §3.3; longer chunks go to
   prefill in vLLM), so one iteration is ⌈2048/--max-rows⌉ = 16 decode calls of 128 consecutive
   rows, enqueued back to back, then one sync; its time is the whole chunk's. Each call reads the
   request's K/V again: the spec is compute-bound and its GB/s is an effective figure.

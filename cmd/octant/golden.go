@@ -21,7 +21,7 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 	check := fs.String("check", "", "directory of golden files (slots-*.json.gz, attention*.json.gz) to verify")
 	verbose := fs.Bool("v", false, "list every explained difference rule and hazard")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant golden --check DIR [-v]\n\nVerifies every golden file in DIR against the oracle: slots by FORMAT.md §10's acceptance rule,\nattention cases by relative L2 ≤ 1e-5 with padding rows exactly zero. Exit 1 if any check fails.")
+		fmt.Fprintln(stderr, "usage: octant golden --check DIR [-v]\n\nVerifies every golden file in DIR against the oracle: slots by docs/format.md §10's acceptance rule,\nattention cases by relative L2 ≤ 1e-5 with padding rows exactly zero. Exit 1 if any check fails.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -27,7 +27,7 @@ type AttentionCaseStats struct {
 }
 
 // DecodeInput turns a golden attention case into an oracle decode call: LBHNC cache, fp16 query,
-// and the format's default sign pattern for K and V (the golden files are made with it, FORMAT.md
+// and the format's default sign pattern for K and V (the golden files are made with it, docs/format.md
 // §2; the files carry no sign words of their own).
 func (f *AttentionFile) DecodeInput(c AttentionCase) (*oracle.DecodeInput, error) {
 	fm, err := oracle.ParseFormat(c.CacheDtype, f.HeadSize, f.RopeDim)

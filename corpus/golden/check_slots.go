@@ -7,7 +7,7 @@ import (
 )
 
 // SlotStats counts the oracle's verdicts over a slot file. A slot is identical when every byte,
-// pad included, equals the oracle's; explained when FORMAT.md §10 accepts every difference;
+// pad included, equals the oracle's; explained when docs/format.md §10 accepts every difference;
 // unexplained otherwise.
 type SlotStats struct {
 	File                              string

@@ -7,7 +7,7 @@ import (
 )
 
 // TestUpstreamSlots checks the oracle against the upstream reference's slots: no slot may be
-// unexplained, and at least 85% must be identical byte for byte (FORMAT.md §10: the rest are
+// unexplained, and at least 85% must be identical byte for byte (docs/format.md §10: the rest are
 // exact ties of the reference's summation order).
 func TestUpstreamSlots(t *testing.T) {
 	paths, _, err := golden.Dir("upstream")

@@ -5,7 +5,7 @@
  * what kind of error it was and octave_last_error() returns a message for the calling thread that
  * says what was expected and what was found. Nothing in this library aborts the process.
  *
- * Semantics: spec/KERNELS.md (operations) and spec/FORMAT.md (bytes); the choices this library
+ * Semantics: docs/contract.md (operations) and docs/format.md (bytes); the choices this library
  * makes where the spec is silent are in docs/kernels.md ("Octant decision").
  *
  * Conventions
@@ -117,7 +117,7 @@ int32_t octave_copy_d2d(octave_ctx* ctx, void* dst, const void* src, uint64_t by
 int32_t octave_memset(octave_ctx* ctx, void* dst, int32_t byte_value, uint64_t bytes);
 int32_t octave_sync(octave_ctx* ctx); /* waits for the device; reports asynchronous errors */
 
-/* ---- cache_store (KERNELS.md §3.1) -----------------------------------------------------------------
+/* ---- cache_store (docs/contract.md §3.1) -----------------------------------------------------------------
  * For each token t < num_tokens with slot_mapping[t] >= 0 and each KV head h: rotate, quantize and
  * pack key[t][h] and value[t][h] into slot s = slot_mapping[t] (block s / block_size, offset
  * s % block_size). Writes only code and scale bytes; pad bytes and every other byte are untouched.
@@ -143,13 +143,13 @@ typedef struct octave_store_args {
   int32_t num_blocks;
   int32_t block_size;
   int32_t reserved0;    /* 0 */
-  uint32_t k_signs[8];  /* bit i of word i/32 set: dim i negated (FORMAT.md §2) */
+  uint32_t k_signs[8];  /* bit i of word i/32 set: dim i negated (docs/format.md §2) */
   uint32_t v_signs[8];
 } octave_store_args; /* 200 bytes */
 
 int32_t octave_cache_store(octave_ctx* ctx, const octave_store_args* a);
 
-/* ---- rotate (KERNELS.md §3.2): in place ----------------------------------------------------------
+/* ---- rotate (docs/contract.md §3.2): in place ----------------------------------------------------------
  * Forward: signs, then the normalized FWHT over 64-dim blocks (k_layout != 0) or all 256 dims.
  * Inverse: the transform, then the signs. Rounded back to dtype (nearest even). */
 typedef struct octave_rotate_args {
@@ -164,7 +164,7 @@ typedef struct octave_rotate_args {
 
 int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* a);
 
-/* ---- decode (KERNELS.md §3.3), split-KV, followed by the reduce ----------------------------------
+/* ---- decode (docs/contract.md §3.3), split-KV, followed by the reduce ----------------------------------
  * Portable tier: profile dot4-int8q. Splits: split_len = ceil(max_blocks*block_size / num_splits)
  * tokens each. query_group 1..4 consecutive query rows of one request share every K/V read (rows
  * of different requests in a group are processed one request at a time). partials is the
@@ -199,7 +199,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* a);
 uint64_t octave_decode_workspace_bytes(int32_t num_q, int32_t num_q_heads, int32_t num_splits,
                                        int32_t partial_stride);
 
-/* ---- reduce (KERNELS.md §3.4), callable on hand-made partials ---------------------------------------
+/* ---- reduce (docs/contract.md §3.4), callable on hand-made partials ---------------------------------------
  * partials [num_q][Hq][num_splits][partial_stride] fp32: [0..255] o, [256] m (log2 units, -inf
  * empty), [257] l. Splits with m = -inf are skipped and their o is never read. */
 typedef struct octave_reduce_args {
@@ -216,7 +216,7 @@ typedef struct octave_reduce_args {
 
 int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
 
-/* ---- prefill (KERNELS.md §3.5), portable tier: profile prefill-fp32 --------------------------------
+/* ---- prefill (docs/contract.md §3.5), portable tier: profile prefill-fp32 --------------------------------
  * Numeric profile prefill-fp32: q, k, v (already rotated) are converted exactly to float32; the
  * cached prefix is dequantized exactly (codebook x fp16 scale / 64, exact in float32) in the
  * rotated space; scores are float32 dot products (sequential fused multiply-add over the 256
@@ -249,7 +249,7 @@ typedef struct octave_prefill_args {
 
 int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* a);
 
-/* ---- query maps (KERNELS.md §4), on the device, no host synchronisation -----------------------------
+/* ---- query maps (docs/contract.md §4), on the device, no host synchronisation -----------------------------
  * For t < num_q: req = #{ j in 1..num_reqs : qsl[j] <= t } (searchsorted right over qsl[1..]);
  * req == num_reqs (padding) gives klen 0; otherwise
  * klen = seq_lens[req] - (qsl[req+1] - qsl[req]) + (t - qsl[req]) + 1 (int32, wrapping). */
