@@ -29,9 +29,14 @@
 #                     suite, in SHARDS concurrent processes (disjoint --only sets)
 #   PHASE=final       the decode throughput (quiet machine first), then mutate, the prefill grid
 #                     under both sanitizers and conform against mutant 1, concurrently
+#   PHASE=judge       after a change to the judges (package harness): the decode throughput (1000
+#                     cases, seeds 11 and 12, quiet machine first), then the full kernel grids and
+#                     octant conform (CONFORM_BUDGET) concurrently, the fuzz seed corpora and the
+#                     regression corpus on the library, FUZZTIME of each GPU fuzz target (the new
+#                     interesting inputs come back in fuzzcache.tgz)
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -276,6 +281,38 @@ profile)
   grep -E -i 'Duration|Throughput|Issue Slots|Issued Ipc|No Eligible|Achieved Occupancy|Registers|Warp Cycles Per Issued|Stall|Executed Instructions' \
     "$work/ncu-details.txt" | head -60 | tee -a "$log"
   cp "$work/ncu-details.txt" "$out/ncu-details.txt"
+  ;;
+judge)
+  for sd in 11 12; do
+    step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
+    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
+      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
+    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
+  done
+  step "kernel grids (full) and octant conform (${CONFORM_BUDGET:-90s}), concurrently"
+  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-300} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
+  gpid=$!
+  timeout ${CONFORM_TIMEOUT:-300} ./bin/octant conform --lib "$lib" --budget ${CONFORM_BUDGET:-90s} --out "$work/conform" > "$work/conform.log" 2>&1
+  echo "conform exit $?" | tee -a "$log"
+  grep -E '^(conform|evidence|missing|too few|decode|prefill|store|reduce|rotate) ' "$work/conform.log" | tail -14 | cut -c1-300 | tee -a "$log"
+  cp "$work/conform/certificate.json" "$out/certificate.json" 2>/dev/null
+  cp "$work/conform/report.md" "$out/report.md" 2>/dev/null
+  wait $gpid
+  cat "$work/grid.exit" | tee -a "$log"
+  echo "$(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
+  grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
+  step "fuzz seed corpora and the regression corpus on the library"
+  OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v > "$work/seeds.log" 2>&1 || status=1
+  echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
+  grep -E -- '--- FAIL' "$work/seeds.log" | head | tee -a "$log"
+  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
+    step "$t for ${FUZZTIME:-40s}"
+    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-40s} \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache" > "$work/$t.log" 2>&1 || status=1
+    grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
+    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
+  done
+  tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
   ;;
 mutate)
   ids=$(grep -o -E '^#define OCT_MUT_[A-Z0-9_]+ +[0-9]+' csrc/include/octave_mutant.h | awk '{print $3}' | sort -n | tr '\n' ' ')
