@@ -25,7 +25,14 @@ import (
 //
 //	go test ./fuzz -run TestGenerateFuzzSeeds -octant.genseeds
 
-var genSeeds = flag.Bool("octant.genseeds", false, "rewrite testdata/fuzz/FuzzX/<seed> from the seed properties (TestGenerateFuzzSeeds)")
+var (
+	genSeeds = flag.Bool("octant.genseeds", false, "rewrite testdata/fuzz/FuzzX/<seed> from the seed properties (TestGenerateFuzzSeeds)")
+	addFound = flag.String("octant.found", "", "a fuzz cache directory (-test.fuzzcachedir of a fuzzing run): copy the inputs it found that decode to a case into testdata/fuzz/FuzzX/found-<name> (TestAddFoundInputs)")
+)
+
+// foundPrefix names the inputs a fuzzing run found interesting (new coverage), kept in the seed
+// corpus beside the named seeds: they have no property to check, only that they decode to a case.
+const foundPrefix = "found-"
 
 // fuzzSeed is one named boundary case of a target: the property its case has.
 type fuzzSeed struct {
@@ -218,9 +225,48 @@ func TestFuzzSeedsMean(t *testing.T) {
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "*"))
 		for _, f := range files {
+			if name := filepath.Base(f); strings.HasPrefix(name, foundPrefix) {
+				b, err := decodeSeedFile(f)
+				if err != nil {
+					t.Error(err)
+				} else if ft.decodeBytes(t, name, b) == nil {
+					t.Errorf("%s: %s no longer decodes to a case (the generators changed): delete it", ft.name, f)
+				}
+				continue
+			}
 			if !known[filepath.Base(f)] {
 				t.Errorf("%s: %s is no named seed: a fuzzer's failing input belongs in corpus/regressions (the JSON reproducer the failing property wrote), a new boundary in fuzzTargets", ft.name, f)
 			}
+		}
+	}
+}
+
+// TestAddFoundInputs (with -octant.found=DIR) copies the inputs a fuzzing run found interesting
+// (DIR/FuzzX/<hash>, Go's fuzz cache) into testdata/fuzz/FuzzX/found-<hash> when they decode to a
+// case (an input that runs out of choices is rejected by rapid and adds nothing).
+func TestAddFoundInputs(t *testing.T) {
+	if *addFound == "" {
+		t.Skip("copies a fuzzing run's interesting inputs: run with -octant.found=DIR")
+	}
+	for _, ft := range fuzzTargets() {
+		files, _ := filepath.Glob(filepath.Join(*addFound, ft.name, "*"))
+		n := 0
+		for _, f := range files {
+			b, err := decodeSeedFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ft.decodeBytes(t, filepath.Base(f), b) == nil {
+				continue
+			}
+			raw, _ := os.ReadFile(f)
+			if err := os.WriteFile(filepath.Join("testdata", "fuzz", ft.name, foundPrefix+filepath.Base(f)), raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if len(files) > 0 {
+			t.Logf("%s: %d of %d inputs decode to a case: copied", ft.name, n, len(files))
 		}
 	}
 }

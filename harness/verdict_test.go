@@ -31,7 +31,8 @@ func TestJudgeAttentionRules(t *testing.T) {
 		{"within bound and contract", []float64{1.005, 2, 3, 99}, exact, nil, Pass, ""},
 		{"outside one bound, within contract", []float64{1.02, 2, 3, 4}, exact, nil, Fail, "element 0 = 1.02, model 1 ± bound 0.01: |error| 0.02 is 2 × the bound"},
 		{"a NaN where a value is due", []float64{1, math.NaN(), 3, 4}, exact, nil, Fail, "element 1 = NaN"},
-		{"within bounds, profile misses the contract", []float64{1, 2, 3, 4}, []float64{1.3, 2, 3, 4}, nil, QualityWarning, "the profile, not the tier, misses the contract"},
+		{"within bounds, profile misses the contract", []float64{1, 2, 3, 4}, []float64{1.3, 2, 3, 4}, nil, QualityWarning, "the profile's own arithmetic misses the contract"},
+		{"an overflow within the bound is no contract miss", []float64{1, 2, 3, math.Inf(1)}, exact, nil, Pass, ""},
 		{"the mask limits the contract distance, not the bound check", []float64{1, 2, 7, 4}, exact, []bool{true, true, false, true}, Fail, "element 2"},
 	} {
 		v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, c.got, c.exact, c.judged, name, "test")
@@ -42,6 +43,12 @@ func TestJudgeAttentionRules(t *testing.T) {
 		if c.message != "" && (v.Err == nil || !strings.Contains(v.Err.Error(), c.message)) {
 			t.Errorf("%s: error %v, expected it to contain %q", c.what, v.Err, c.message)
 		}
+	}
+	// Small outputs whose bounds (mostly output rounding) exceed the contract's precision.
+	small := &oracle.ProfileResult{Model: []float64{0.01, 0.02, 0.03}, Bound: []float64{0.001, 0.001, 0.001}}
+	v0 := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, small, []float64{0.0109, 0.0209, 0.0309}, small.Model, nil, name, "test")
+	if v0.Status != QualityWarning || !strings.Contains(v0.Err.Error(), "the bounds' norm is 0.0463 of exact attention's") {
+		t.Errorf("within bounds that exceed the contract: %v %v", v0.Status, v0.Err)
 	}
 	// The contract distance skips elements with no claim (+Inf bound): 99 at element 3 above.
 	v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, []float64{1, 2, 3, 99}, exact, nil, name, "test")

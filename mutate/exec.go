@@ -45,7 +45,8 @@ const killGrace = 250 * time.Millisecond
 // a streamed failure message (a kernel test's reproduce line, rapid's "[rapid] failed": the test
 // last started or continued is named), or a non-zero exit without either (a crash: the program is
 // named). Stopping at the budget is not a kill. It counts "=== RUN" lines and fuzzer execs as cases.
-func RunUntilFail(name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
+// It runs in dir ("": the current directory).
+func RunUntilFail(dir, name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
 	if budget > 0 {
@@ -53,6 +54,7 @@ func RunUntilFail(name string, args, env []string, budget time.Duration, log io.
 	}
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	// Its own process group, killed as a whole (a test binary's children, a shell's), and Wait
 	// returns soon after even if something still holds the output pipe.

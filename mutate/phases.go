@@ -23,13 +23,13 @@ var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", 
 func GridPhase(kt string, args, env []string, op string, log io.Writer) KillResult {
 	re, ok := opTests[op]
 	if !ok {
-		return RunUntilFail(kt, args, env, 0, log)
+		return RunUntilFail("", kt, args, env, 0, log)
 	}
-	first := RunUntilFail(kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
+	first := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
 	if first.Killed || first.Error != "" {
 		return first
 	}
-	rest := RunUntilFail(kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log)
+	rest := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log)
 	rest.After += first.After
 	rest.Cases += first.Cases
 	return rest
@@ -43,12 +43,23 @@ func FuzzPerTarget(budget time.Duration) time.Duration {
 }
 
 // FuzzPhase runs the GPU fuzz targets of the test binary ft in turn, the budget shared equally,
-// until one fails.
+// until one fails. They run in the fuzz package's directory (as go test runs a package's binary)
+// when the working directory has one, so that they start from their seed corpora
+// (fuzz/testdata/fuzz/FuzzX).
 func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log io.Writer) KillResult {
 	f := KillResult{}
 	per := FuzzPerTarget(budget)
+	dir := ""
+	if st, err := os.Stat("fuzz/testdata/fuzz"); err == nil && st.IsDir() {
+		if abs, err := filepath.Abs(ft); err == nil {
+			ft, dir = abs, "fuzz"
+		}
+		if abs, err := filepath.Abs(cache); err == nil {
+			cache = abs
+		}
+	}
 	for _, t := range FuzzTargets {
-		r := RunUntilFail(ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",
+		r := RunUntilFail(dir, ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",
 			"-test.parallel=1", "-test.fuzzcachedir=" + cache}, env, per+30*time.Second, log)
 		f.After += r.After
 		f.Cases += r.Cases

@@ -167,7 +167,7 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 	}
 	if cfg.Conventional {
 		fmt.Fprintf(stdout, "conventional… ")
-		c := RunUntilFail(kt, []string{"-test.count=1", "-test.v", "-test.run=^TestConventional"}, env, 0, logf)
+		c := RunUntilFail("", kt, []string{"-test.count=1", "-test.v", "-test.run=^TestConventional"}, env, 0, logf)
 		row.Conventional = &c
 	}
 	return nil

@@ -34,6 +34,7 @@
 #                     octant conform (CONFORM_BUDGET) concurrently, the fuzz seed corpora and the
 #                     regression corpus on the library, FUZZTIME of each GPU fuzz target (the new
 #                     interesting inputs come back in fuzzcache.tgz)
+# The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
 phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge"
@@ -104,16 +105,16 @@ fuzz)
   fi
   for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
     step "$t for ${FUZZTIME:-2m} against $lib"
-    OCTANT_LIB=$lib ./bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-2m} -test.fuzzminimizetime 10x \
-      -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache" > "$work/$t.log" 2>&1 || status=1
+    (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-2m} -test.fuzzminimizetime 10x \
+      -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
     grep -v '^fuzz: elapsed: [0-9]*s, execs' "$work/$t.log" | tail -25 | tee -a "$log"
     grep '^fuzz: elapsed' "$work/$t.log" | tail -2 | tee -a "$log"
   done
   if [ "${MUTANT_DEMO:-1}" = 1 ]; then
     step "broken build: FuzzDecode against mutant 1 ($mut)"
     t0=$(date +%s%N)
-    OCTANT_LIB=$mut OCTANT_REGRESSIONS=$work/mutant-regressions ./bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime 60s \
-      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache-mutant" > "$work/mutant.log" 2>&1
+    (cd fuzz && OCTANT_LIB=$mut OCTANT_REGRESSIONS=$work/mutant-regressions ../bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime 60s \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache-mutant") > "$work/mutant.log" 2>&1
     rc=$?; t1=$(date +%s%N)
     echo "exit $rc after $(( (t1 - t0) / 1000000 )) ms (expected: a failure)" | tee -a "$log"
     [ $rc != 0 ] || status=1
@@ -151,8 +152,8 @@ throughput)
       | grep -E 'rapid\]|FAIL' | tee -a "$log"
   done
   step "FuzzDecode (instrumented fuzzing binary), 60 s"
-  OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime 60s \
-    -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache" > "$work/fuzz-decode.log" 2>&1 || status=1
+  (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime 60s \
+    -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/fuzz-decode.log" 2>&1 || status=1
   grep -E '^fuzz: elapsed' "$work/fuzz-decode.log" | tail -2 | tee -a "$log"
   grep -E 'FAIL|PASS|^ok' "$work/fuzz-decode.log" | tail -3 | tee -a "$log"
   ;;
@@ -302,13 +303,13 @@ judge)
   echo "$(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
   grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
   step "fuzz seed corpora and the regression corpus on the library"
-  OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v > "$work/seeds.log" 2>&1 || status=1
+  (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v) > "$work/seeds.log" 2>&1 || status=1
   echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
   grep -E -- '--- FAIL' "$work/seeds.log" | head | tee -a "$log"
   for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
     step "$t for ${FUZZTIME:-40s}"
-    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-40s} \
-      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache" > "$work/$t.log" 2>&1 || status=1
+    (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-40s} \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
     grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
     grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
   done
