@@ -77,6 +77,9 @@ func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
 	if err != nil {
 		t.Fatalf("building the generated %s call: %v", name, err)
 	}
+	if d, ok := call.(*harness.DecodeCall); ok {
+		d.SkipContract = true // a property fails only on Fail verdicts: exact attention only for a failure's message
+	}
 	if err := harness.FirstFailure(harness.CheckAll(l, call)); err != nil {
 		if d, ok := c.(*GPUDecodeCase); ok {
 			d.record(call) // for the reproducer only: hashing every case's cache costs time
