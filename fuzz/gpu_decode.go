@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/octant-kv/octant/harness"
@@ -23,8 +24,16 @@ type GPUDecodeCase struct {
 	// StaleWorkspace fills the partials workspace with finite stale values (byte 0x3F: about
 	// 0.75 as fp32) instead of NaN: vLLM reuses the workspace between steps, and a kernel that
 	// leaves a partial unwritten then reads a finite old value, which NaN would hide.
-	StaleWorkspace bool   `json:"stale_workspace,omitempty"`
-	Digest         string `json:"digest,omitempty"`
+	StaleWorkspace bool `json:"stale_workspace,omitempty"`
+	// HostileSeed, when not 0, fills every input the result must not depend on with hostile
+	// content (hostile.go, DecodeRegions): drawn in about half the calls.
+	HostileSeed uint64 `json:"hostile_seed,omitempty"`
+	// TailLog2Scale, when not 0, multiplies the V scale of every token that some but not all rows
+	// of its request attend (the positions past the first row's klen: a later MTP or chunk row's)
+	// by 2^TailLog2Scale, saturating at 65504: a row that attends one token too many is then far
+	// off, while the rows that must attend it see finite values.
+	TailLog2Scale int    `json:"tail_log2_scale,omitempty"`
+	Digest        string `json:"digest,omitempty"`
 }
 
 // GPUDecodeOptions bound FuzzDecode's large calls: requests up to 4096 tokens (every length
@@ -86,6 +95,10 @@ func drawGPUDecodeCase(d draw, o DecodeOptions) *GPUDecodeCase {
 		c.OutPad = pick(d, []int{8, 128, 256}, "out_pad")
 	}
 	c.StaleWorkspace = d.intn(0, 1, "stale_workspace") == 1
+	if d.intn(0, 1, "hostile") == 1 {
+		c.HostileSeed = d.u64("hostile_seed") | 1
+	}
+	c.TailLog2Scale = pick(d, []int{0, 0, 6, 10}, "tail_log2_scale")
 	c.fitWorkspace()
 	return c
 }
@@ -120,7 +133,41 @@ func (c *GPUDecodeCase) Call() (harness.Call, error) {
 	if c.Digest != "" && c.Digest != Digest(in) {
 		return nil, fmt.Errorf("digest mismatch: the generators no longer rebuild the recorded call (recorded %s, built %s); re-record the case", c.Digest, Digest(in))
 	}
-	return c.call(in), nil
+	if c.TailLog2Scale != 0 {
+		scaleTails(c.Spec, in, c.TailLog2Scale)
+	}
+	call := c.call(in)
+	if c.HostileSeed != 0 {
+		call = hostileDecode(call, c.HostileSeed, DecodeRegions)
+	}
+	return call, nil
+}
+
+// scaleTails multiplies by 2^k (saturating at 65504) the V scale of every token some but not all
+// rows of its request attend: positions ctx+1 .. seq_len−1 of a request of q_len ≥ 2 under the
+// builder's maps (row j attends ctx + j + 1 tokens).
+func scaleTails(s *DecodeSpec, in *oracle.DecodeInput, k int) {
+	c := in.Cache
+	f := c.F
+	vs := f.OffScales() + 2*f.NumKScales()
+	for r, q := range s.Batch.Requests {
+		if q.QueryLen < 2 {
+			continue
+		}
+		row := in.BlockTable[r*in.MaxBlocks:][:in.MaxBlocks]
+		for p := max(q.SeqLen-q.QueryLen+1, 0); p < q.SeqLen && p/c.BlockSize < in.MaxBlocks; p++ {
+			b := int(row[p/c.BlockSize])
+			if b < 0 || b >= c.NumBlocks {
+				continue
+			}
+			for h := 0; h < c.NumKVHeads; h++ {
+				sl := c.Slot(b, h, p%c.BlockSize)
+				x := oracle.F16ToF32(uint16(sl[vs]) | uint16(sl[vs+1])<<8)
+				y := oracle.F32ToF16(float32(math.Max(-65504, math.Min(65504, math.Ldexp(float64(x), k)))))
+				sl[vs], sl[vs+1] = byte(y), byte(y>>8)
+			}
+		}
+	}
 }
 
 // record sets the case's digest from its built call, so that a reproducer notices when the

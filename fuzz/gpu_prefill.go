@@ -28,6 +28,9 @@ type GPUPrefillCase struct {
 	// ClampBlocks removes the last ClampBlocks columns of the block table (max_blocks shrinks):
 	// sequences longer than max_blocks·block_size have their prefix clamped (docs/contract.md §3.5).
 	ClampBlocks int `json:"clamp_blocks,omitempty"`
+	// HostileSeed, when not 0, fills every input the result must not depend on with hostile
+	// content (hostile.go, PrefillRegions): drawn in about half the calls.
+	HostileSeed uint64 `json:"hostile_seed,omitempty"`
 }
 
 // GPUPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
@@ -49,6 +52,11 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	o := GPUPrefillOptions
 	o.BlockSize = bs
 	c.Batch = drawBatch(d, o)
+	// seq_len at or below the query length: no cached prefix (ctx clamps at 0, docs/contract.md §3.5).
+	if d.intn(0, 3, "short_seq") == 3 {
+		r := d.intn(0, len(c.Batch.Requests)-1, "short_seq_req")
+		c.Batch.Requests[r].SeqLen = d.intn(0, c.Batch.Requests[r].QueryLen, "short_seq_len")
+	}
 	seqs := make([]int, len(c.Batch.Requests))
 	for r, q := range c.Batch.Requests {
 		seqs[r] = q.SeqLen
@@ -65,6 +73,9 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	c.OutPad = pick(d, []int{0, 0, 32}, "out_pad")
 	if d.intn(0, 3, "clamp") == 3 {
 		c.ClampBlocks = d.intn(1, max(1, c.Table.MaxBlocks-1), "clamp_blocks")
+	}
+	if d.intn(0, 1, "hostile") == 1 {
+		c.HostileSeed = d.u64("hostile_seed") | 1
 	}
 	return c
 }
@@ -122,5 +133,9 @@ func (c *GPUPrefillCase) Call() (harness.Call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the call: %w", err)
 	}
-	return &harness.PrefillCall{In: in, Dtype: c.Dtype, OutPad: c.OutPad}, nil
+	call := &harness.PrefillCall{In: in, Dtype: c.Dtype, OutPad: c.OutPad}
+	if c.HostileSeed != 0 {
+		call = hostilePrefill(call, c.HostileSeed, PrefillRegions)
+	}
+	return call, nil
 }

@@ -43,7 +43,24 @@ func GPUProperties() []Property {
 			Check: PropGPUPrefill, call: replayCall[GPUPrefillCase]},
 		{Name: PropNameGPUDecode, Op: "decode", Doc: "decode on every tier within its declared profile's bound of the oracle's model; padding rows exactly zero; canaries, inputs, row gaps intact; same bits when run twice",
 			Check: PropGPUDecode, call: replayCall[GPUDecodeCase]},
+		{Name: PropNameMNMDecode, Op: "decode", Doc: "decode: hostile content in every input the result must not depend on changes no output bit",
+			Check: PropMustNotMatterDecode, check: replayMustNotMatter},
+		{Name: PropNameMNMPrefill, Op: "prefill", Doc: "prefill: hostile content in every input the result must not depend on changes no output bit",
+			Check: PropMustNotMatterPrefill, check: replayMustNotMatter},
+		{Name: PropNameMNMStore, Op: "store", Doc: "cache_store: hostile skipped rows and old slot bytes change no byte of the cache after the store",
+			Check: PropMustNotMatterStore, check: replayMustNotMatter},
+		{Name: PropNameMNMReduce, Op: "reduce", Doc: "reduce: hostile o of empty splits and stride padding change no output bit",
+			Check: PropMustNotMatterReduce, check: replayMustNotMatter},
 	}
+}
+
+// replayMustNotMatter decodes a must-not-matter case and checks it.
+func replayMustNotMatter(raw json.RawMessage, l *harness.Lib) error {
+	var m MustNotMatterCase
+	if err := harness.DecodeCase(raw, &m); err != nil {
+		return err
+	}
+	return CheckMustNotMatter(l, &m)
 }
 
 // replayCall decodes a reproducer's case as a recipe of type C and builds its call.

@@ -26,6 +26,9 @@ type GPUReduceCase struct {
 	Seed          uint64        `json:"seed"`
 	Patterns      []string      `json:"patterns"`
 	OutPad        int           `json:"out_pad,omitempty"`
+	// HostileSeed, when not 0, fills the o of empty splits and the floats past 258 of every
+	// partial row with ±inf, NaN and huge values instead of NaN (hostile.go, ReduceRegions).
+	HostileSeed uint64 `json:"hostile_seed,omitempty"`
 }
 
 // GPUReduceCases draws reduce calls, at most 2^21 partial floats.
@@ -47,6 +50,9 @@ func drawGPUReduceCase(d draw) *GPUReduceCase {
 		c.Patterns = append(c.Patterns, pick(d, reducePatterns, "pattern"))
 	}
 	c.OutPad = pick(d, []int{0, 0, 64}, "out_pad")
+	if d.intn(0, 1, "hostile") == 1 {
+		c.HostileSeed = d.u64("hostile_seed") | 1
+	}
 	return c
 }
 
@@ -113,6 +119,10 @@ func (c *GPUReduceCase) partials() ([]float32, []string) {
 // Call builds the call the judges run (harness.ReduceCall).
 func (c *GPUReduceCase) Call() (harness.Call, error) {
 	part, kinds := c.partials()
-	return &harness.ReduceCall{Dtype: c.Dtype, NumQ: c.NumQ, Heads: c.Heads, Splits: c.Splits, PartialStride: c.PartialStride,
-		Partials: part, VSigns: c.VSigns.Signs(256), OutPad: c.OutPad, RowKinds: kinds}, nil
+	call := &harness.ReduceCall{Dtype: c.Dtype, NumQ: c.NumQ, Heads: c.Heads, Splits: c.Splits, PartialStride: c.PartialStride,
+		Partials: part, VSigns: c.VSigns.Signs(256), OutPad: c.OutPad, RowKinds: kinds}
+	if c.HostileSeed != 0 {
+		call = hostileReduce(call, c.HostileSeed, ReduceRegions)
+	}
+	return call, nil
 }

@@ -23,6 +23,9 @@ type GPUStoreCase struct {
 	Mapping     []int64       `json:"slot_mapping"`
 	FusedQHeads int           `json:"fused_q_heads,omitempty"`
 	HostMap     bool          `json:"host_map,omitempty"`
+	// HostileSeed, when not 0, makes the rows the store must not store and the old bytes of the
+	// slots it writes hostile (hostile.go, StoreRegions): drawn in about half the calls.
+	HostileSeed uint64 `json:"hostile_seed,omitempty"`
 }
 
 // GPUStoreCases draws store calls: any format and dtype, 1..4 KV heads, block sizes 1..128, both
@@ -55,6 +58,9 @@ func drawGPUStoreCase(d draw) *GPUStoreCase {
 		c.FusedQHeads = hkv * pick(d, []int{1, 2, 6}, "fused_group")
 	}
 	c.HostMap = d.intn(0, 1, "host_map") == 1
+	if d.intn(0, 1, "hostile") == 1 {
+		c.HostileSeed = d.u64("hostile_seed") | 1
+	}
 	return c
 }
 
@@ -87,6 +93,10 @@ func (c *GPUStoreCase) Call() (harness.Call, error) {
 		copy(k[i*d:], drawValueSpec(dr, pick(dr, kinds, ""), c.Dtype).Build(d, ks, f.KRotBlock()))
 		copy(v[i*d:], drawValueSpec(dr, pick(dr, kinds, ""), c.Dtype).Build(d, vs, f.VRotBlock()))
 	}
-	return &harness.StoreCall{Cache: view, Dtype: c.Dtype, K: k, V: v, Rows: c.Rows, Mapping: c.Mapping, KSigns: ks, VSigns: vs,
-		FusedQHeads: c.FusedQHeads, HostMap: c.HostMap}, nil
+	call := &harness.StoreCall{Cache: view, Dtype: c.Dtype, K: k, V: v, Rows: c.Rows, Mapping: c.Mapping, KSigns: ks, VSigns: vs,
+		FusedQHeads: c.FusedQHeads, HostMap: c.HostMap}
+	if c.HostileSeed != 0 {
+		call = hostileStore(call, c.HostileSeed, StoreRegions)
+	}
+	return call, nil
 }

@@ -109,3 +109,10 @@ func TestSkipContract(t *testing.T) {
 		}
 	})
 }
+
+// The must-not-matter properties (mustnotmatter.go): on $OCTANT_LIB's implementations when it is
+// set, else on the oracle alone (its models read only what the contract lets them).
+func TestMustNotMatterDecode(t *testing.T)  { rapid.Check(t, PropMustNotMatterDecode) }
+func TestMustNotMatterPrefill(t *testing.T) { rapid.Check(t, PropMustNotMatterPrefill) }
+func TestMustNotMatterStore(t *testing.T)   { rapid.Check(t, PropMustNotMatterStore) }
+func TestMustNotMatterReduce(t *testing.T)  { rapid.Check(t, PropMustNotMatterReduce) }

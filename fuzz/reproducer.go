@@ -26,11 +26,14 @@ type Property struct {
 	// call, for GPU properties (Target TargetLib), decodes a case and builds the call the judges
 	// run (on a library, or the oracle alone).
 	call func(raw json.RawMessage) (harness.Call, error)
+	// check, for GPU properties that are not one call (the must-not-matter properties), decodes
+	// a case and runs the property's check with a library (nil: the oracle alone).
+	check func(raw json.RawMessage, l *harness.Lib) error
 }
 
 // Target is what the property checks: TargetLib for GPU properties, else TargetOracle.
 func (p Property) Target() string {
-	if p.call != nil {
+	if p.call != nil || p.check != nil {
 		return harness.TargetLib
 	}
 	return harness.TargetOracle
@@ -98,6 +101,12 @@ func ReplayLib(path string, l *harness.Lib) error {
 	}
 	if r.Target != "" && r.Target != p.Target() {
 		return fmt.Errorf("%s: target %q does not match property %s (target %q)", path, r.Target, p.Name, p.Target())
+	}
+	if p.check != nil {
+		if err := p.check(r.Case, l); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+		}
+		return nil
 	}
 	if p.call != nil {
 		c, err := p.call(r.Case)

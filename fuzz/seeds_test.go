@@ -107,6 +107,10 @@ func fuzzTargets() []fuzzTarget {
 				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == LBNHC
 			}),
 			seed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
+			seed("hostile-fill", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return c.HostileSeed != 0 && !all }),
+			seed("mtp-tail-scaled", func(c *GPUDecodeCase) bool {
+				return c.TailLog2Scale != 0 && slices.ContainsFunc(c.Spec.Batch.Requests, func(r Request) bool { return r.QueryLen >= 2 && r.SeqLen > r.QueryLen })
+			}),
 			seed("random-signs", func(c *GPUDecodeCase) bool {
 				return !slices.Equal(c.Spec.Signs.K.Words, DefaultSignSpec.Words) && !slices.Equal(c.Spec.Signs.K.Words, c.Spec.Signs.V.Words)
 			}),
@@ -120,6 +124,7 @@ func fuzzTargets() []fuzzTarget {
 			seed("fused-qkv", func(c *GPUStoreCase) bool { return c.FusedQHeads > 0 }),
 			seed("lbnhc-padded", func(c *GPUStoreCase) bool { return c.Cache.Layout == LBNHC && c.Cache.Padded() }),
 			seed("many-tokens", func(c *GPUStoreCase) bool { return len(c.Mapping) > 200 }),
+			seed("hostile-fill", func(c *GPUStoreCase) bool { return c.HostileSeed != 0 && c.Rows > len(c.Mapping) }),
 		}},
 		{"FuzzRotate", func(t *rapid.T) any { return GPURotateCases().Draw(t, "case") }, []fuzzSeed{
 			seed("no-rows", func(c *GPURotateCase) bool { return c.Rows == 0 }),
@@ -133,6 +138,7 @@ func fuzzTargets() []fuzzTarget {
 			seed("l-zero", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
 			seed("maxima-far-apart", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
 			seed("stride-512-out-gap", func(c *GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
+			seed("hostile-fill", func(c *GPUReduceCase) bool { return c.HostileSeed != 0 && slices.Contains(c.Patterns, "mixed") }),
 		}},
 		{"FuzzPrefill", func(t *rapid.T) any { return GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
 			seed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.ClampBlocks > 0 }),
@@ -141,6 +147,15 @@ func fuzzTargets() []fuzzTarget {
 			seed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
 			seed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
 			seed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
+			seed("seq-shorter-than-query", func(c *GPUPrefillCase) bool {
+				return slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen < r.QueryLen })
+			}),
+			seed("seq-equal-to-query", func(c *GPUPrefillCase) bool {
+				return slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen == r.QueryLen && r.QueryLen > 0 })
+			}),
+			seed("hostile-fill", func(c *GPUPrefillCase) bool {
+				return c.HostileSeed != 0 && slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen > r.QueryLen })
+			}),
 		}},
 		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
 			seed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
@@ -336,7 +351,12 @@ func TestGenerateFuzzSeeds(t *testing.T) {
 	wd, _ := os.Getwd()
 	for _, ft := range fuzzTargets() {
 		dir := filepath.Join(wd, "testdata", "fuzz", ft.name)
-		os.RemoveAll(dir)
+		old, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range old {
+			if !strings.HasPrefix(filepath.Base(f), foundPrefix) {
+				os.Remove(f)
+			}
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,9 @@ type DecodeCall struct {
 	// call fails (Verdict). The fuzz targets set it for throughput (exact attention costs about
 	// as much as the profile's model); the grids, conform and replay do not.
 	SkipContract bool
+	// TableTail is uploaded after the block table's num_reqs rows: rows a serving engine has
+	// preallocated for requests not in this batch (stale ids). No result may depend on them.
+	TableTail []int32
 
 	memo oracleMemo
 }
@@ -307,7 +310,7 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 	defer bufs.Free()
 	query := bufs.Input("query", q)
 	cache := bufs.Input("cache", in.Cache.Data)
-	bt := bufs.Input("block_table", kernels.Int32Bytes(in.BlockTable))
+	bt := bufs.Input("block_table", kernels.Int32Bytes(append(append([]int32(nil), in.BlockTable...), c.TableTail...)))
 	qr := bufs.Input("q_to_req", kernels.Int32Bytes(in.QToReq))
 	qk := bufs.Input("q_to_klen", kernels.Int32Bytes(in.QToKlen))
 	outTok := hq*d + c.OutPad
