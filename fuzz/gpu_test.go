@@ -24,19 +24,31 @@ func skipWithoutLib(tb testing.TB) {
 	}
 }
 
-func TestGPUStore(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPUStore) }
-func TestGPURotate(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPURotate) }
+func TestGPUStore(t *testing.T) {
+	skipWithoutLib(t)
+	rapid.Check(t, Counted(PropNameGPUStore, PropGPUStore))
+}
+func TestGPURotate(t *testing.T) {
+	skipWithoutLib(t)
+	rapid.Check(t, Counted(PropNameGPURotate, PropGPURotate))
+}
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, PropGPUDecode)
+	rapid.Check(t, Counted(PropNameGPUDecode, PropGPUDecode))
 	t.Logf("time: %v", harness.DecodeTiming)
 }
-func TestGPUReduce(t *testing.T)  { skipWithoutLib(t); rapid.Check(t, PropGPUReduce) }
-func TestGPUPrefill(t *testing.T) { skipWithoutLib(t); rapid.Check(t, PropGPUPrefill) }
+func TestGPUReduce(t *testing.T) {
+	skipWithoutLib(t)
+	rapid.Check(t, Counted(PropNameGPUReduce, PropGPUReduce))
+}
+func TestGPUPrefill(t *testing.T) {
+	skipWithoutLib(t)
+	rapid.Check(t, Counted(PropNameGPUPrefill, PropGPUPrefill))
+}
 
 func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
 	skipWithoutLib(f)
-	f.Fuzz(rapid.MakeFuzz(prop))
+	f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), prop)))
 }
 
 func FuzzStore(f *testing.F)   { gpuFuzz(f, PropGPUStore) }
@@ -112,7 +124,15 @@ func TestSkipContract(t *testing.T) {
 
 // The must-not-matter properties (mustnotmatter.go): on $OCTANT_LIB's implementations when it is
 // set, else on the oracle alone (its models read only what the contract lets them).
-func TestMustNotMatterDecode(t *testing.T)  { rapid.Check(t, PropMustNotMatterDecode) }
-func TestMustNotMatterPrefill(t *testing.T) { rapid.Check(t, PropMustNotMatterPrefill) }
-func TestMustNotMatterStore(t *testing.T)   { rapid.Check(t, PropMustNotMatterStore) }
-func TestMustNotMatterReduce(t *testing.T)  { rapid.Check(t, PropMustNotMatterReduce) }
+func TestMustNotMatterDecode(t *testing.T) {
+	rapid.Check(t, Counted(PropNameMNMDecode, PropMustNotMatterDecode))
+}
+func TestMustNotMatterPrefill(t *testing.T) {
+	rapid.Check(t, Counted(PropNameMNMPrefill, PropMustNotMatterPrefill))
+}
+func TestMustNotMatterStore(t *testing.T) {
+	rapid.Check(t, Counted(PropNameMNMStore, PropMustNotMatterStore))
+}
+func TestMustNotMatterReduce(t *testing.T) {
+	rapid.Check(t, Counted(PropNameMNMReduce, PropMustNotMatterReduce))
+}
