@@ -29,6 +29,10 @@
 #                     suite, in SHARDS concurrent processes (disjoint --only sets)
 #   PHASE=final       the decode throughput (quiet machine first), then mutate, the prefill grid
 #                     under both sanitizers and conform against mutant 1, concurrently
+#   PHASE=soak        every GPU rapid property and must-not-matter property against the library,
+#                     concurrently, SOAK_CHECKS (a "Test=checks" list; defaults sum to 100,000 cases)
+#                     with progress lines (OCTANT_PROGRESS=30s) and a deadline (SOAK_TIMEOUT);
+#                     cases per op, wall time and failures in the summary
 #   PHASE=judge       after a change to the judges (package harness): the decode throughput (1000
 #                     cases, seeds 11 and 12, quiet machine first), then the full kernel grids and
 #                     octant conform (CONFORM_BUDGET) concurrently, the fuzz seed corpora and the
@@ -37,7 +41,7 @@
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -282,6 +286,32 @@ profile)
   grep -E -i 'Duration|Throughput|Issue Slots|Issued Ipc|No Eligible|Achieved Occupancy|Registers|Warp Cycles Per Issued|Stall|Executed Instructions' \
     "$work/ncu-details.txt" | head -60 | tee -a "$log"
   cp "$work/ncu-details.txt" "$out/ncu-details.txt"
+  ;;
+soak)
+  checks=${SOAK_CHECKS:-"TestGPURotate=30000 TestGPUDecode=40000 TestGPUReduce=12000 TestGPUStore=8000 TestGPUPrefill=4000 TestMustNotMatterDecode=3000 TestMustNotMatterPrefill=1000 TestMustNotMatterStore=1000 TestMustNotMatterReduce=1000"}
+  step "soak: $checks"
+  t0=$(date +%s)
+  pids=()
+  for tc in $checks; do
+    t=${tc%%=*}; n=${tc##*=}
+    ( cd fuzz && OCTANT_PROGRESS=${OCTANT_PROGRESS:-30s} OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions OCTANT_REPLAY_CMD="bin/octant replay" \
+        timeout ${SOAK_TIMEOUT:-540} ../bin/fuzz-plain.test -test.run "^$t\$" -test.count=1 -test.v -test.timeout 60m -rapid.checks=$n \
+        > "$work/soak-$t.log" 2>&1; echo "$t exit $?" >> "$work/soak-exit.log" ) &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait $p; done
+  echo "wall $(( $(date +%s) - t0 )) s" | tee -a "$log"
+  sort "$work/soak-exit.log" | tee -a "$log"
+  total=0
+  for tc in $checks; do
+    t=${tc%%=*}
+    ok=$(grep -o -E 'passed [0-9]+ tests' "$work/soak-$t.log" | grep -o -E '[0-9]+' | tail -1)
+    last=$(grep -E '^progress:' "$work/soak-$t.log" | tail -1)
+    echo "$t: ${ok:-not finished} passed; $(grep -m1 -E 'rapid\] (failed|OK)' "$work/soak-$t.log" | cut -c1-300); last progress: $last" | tee -a "$log"
+    total=$(( total + ${ok:-0} ))
+  done
+  echo "soak: $total cases passed in all" | tee -a "$log"
+  grep -h -E -A3 '^--- FAIL' "$work"/soak-*.log | head -40 | cut -c1-400 | tee -a "$log"
   ;;
 judge)
   for sd in 11 12; do
