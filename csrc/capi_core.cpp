@@ -8,6 +8,7 @@
 #define OCT_STR(x) OCT_STR2(x)
 
 namespace {
+// The calling thread's message: written by failing calls only, never cleared (errno-like).
 thread_local char g_msg[1024];
 }
 
@@ -19,17 +20,13 @@ int oct_fail(int status, const char* fmt, ...) {
   return status;
 }
 
-void oct_clear_error() { g_msg[0] = 0; }
-
 int oct_enter(octave_ctx* ctx, const char* op) {
-  oct_clear_error();
   if (!ctx) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", op);
   OCT_RT(op, hipSetDevice(ctx->device));
   return OCTAVE_OK;
 }
 
 int oct_copy_args(const void* a, size_t ours, void* out, const char* op) {
-  oct_clear_error();
   if (!a) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
   uint64_t n;
   memcpy(&n, a, 8);
@@ -99,7 +96,6 @@ const char* octave_build_info(void) {
 }
 
 int32_t octave_open(int32_t device, octave_ctx** out) {
-  oct_clear_error();
   if (!out) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "open: out is NULL");
   *out = nullptr;
   int n = 0;
@@ -141,7 +137,6 @@ int32_t octave_open(int32_t device, octave_ctx** out) {
 }
 
 int32_t octave_close(octave_ctx* ctx) {
-  oct_clear_error();
   free(ctx);
   return OCTAVE_OK;
 }

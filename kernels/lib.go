@@ -125,6 +125,12 @@ func (l *Lib) check(op string, st int32) error {
 	return &Error{Op: op, Status: Status(st), Name: l.statusName(st), Message: l.lastError()}
 }
 
+// LastError is octave_last_error: the message of the last failing call on the calling OS thread
+// ("" if none failed). Successful calls leave it (errno-like). The binding's own calls read it
+// right after each failing call and return it in *Error; LastError is for a caller that holds its
+// goroutine on one thread (runtime.LockOSThread) across the calls it means.
+func (l *Lib) LastError() string { return l.lastError() }
+
 // call runs f (a library call) and checks its status while holding the lock, so that the message
 // read by check is the one the call set on this thread.
 func (l *Lib) call(op string, f func() int32) error {

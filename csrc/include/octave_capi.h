@@ -3,7 +3,8 @@
  * One ABI for every build. Go loads it with purego (no cgo), so everything is a plain C function
  * taking pointers and scalars, returning an int status (OCTAVE_OK = 0). On failure the status says
  * what kind of error it was and octave_last_error() returns a message for the calling thread that
- * says what was expected and what was found. Nothing in this library aborts the process.
+ * says what was expected and what was found (written by failing calls only: successful calls leave
+ * it, errno-like). Nothing in this library aborts the process.
  *
  * Semantics: docs/contract.md (operations) and docs/format.md (bytes); the choices this library
  * makes where the spec is silent are in docs/kernels.md ("Octant decision").
@@ -72,7 +73,10 @@ typedef struct octave_ctx octave_ctx;
 
 /* ---- library, context, device ----------------------------------------------------------------- */
 int32_t octave_abi_version(void); /* OCTAVE_ABI_VERSION of the library */
-const char* octave_last_error(void); /* message of the last failing call on this thread ("" if none) */
+/* The message of the last call on this thread that returned a status other than OCTAVE_OK ("" if
+ * none has). Successful calls leave it; nothing resets it (errno-like): read it right after a call
+ * that failed. */
+const char* octave_last_error(void);
 const char* octave_status_name(int32_t status); /* "OCTAVE_ERR_FORMAT", ... */
 const char* octave_build_info(void); /* runtime, compiled targets, compiler */
 
