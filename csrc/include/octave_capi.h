@@ -15,6 +15,10 @@
  *    are zero (a newer caller that does not use newer fields), refused otherwise.
  *  - "device pointer": memory from octave_alloc (or any device allocation of the same runtime).
  *  - Activation strides are in elements, cache strides in bytes. Innermost strides are 1.
+ *  - Alignment: every non-NULL pointer of an op's args must be aligned for the kernel's accesses
+ *    (OCTAVE_ERR_ALIGNMENT otherwise, checked before anything is launched): fp16/bf16 activations
+ *    2 bytes, int32 arrays (block_table, maps, cu_seqlens_q, seq_lens) 4, slot_mapping and
+ *    slot_mapping_host 8, the cache 8 (4 for format 19), partials 16.
  *  - Ops are enqueued on the device's default stream in call order and return before the device
  *    finishes; octave_sync waits and reports asynchronous errors. Copies and memset are synchronous.
  *  - Layouts are fixed: every field is naturally aligned, 8-byte fields first, no implicit padding
@@ -40,7 +44,8 @@ enum octave_status {
   OCTAVE_ERR_GQA = 3,              /* G = Hq/Hkv not an integer in {1,2,4,6,8} (decode), or Hq % Hkv (prefill) */
   OCTAVE_ERR_HEAD_SIZE = 4,        /* head_size != 256 */
   OCTAVE_ERR_STRIDE = 5,           /* cache stride not a multiple of 8 (4 for compact), or negative */
-  OCTAVE_ERR_ALIGNMENT = 6,        /* cache pointer not 8-aligned (4 for compact), partials not 16-aligned */
+  OCTAVE_ERR_ALIGNMENT = 6,        /* a pointer not aligned as its kernel needs: fp16/bf16 activations 2,
+                                      int32 arrays 4, slot_mapping 8, cache 8 (4 for compact), partials 16 */
   OCTAVE_ERR_NUM_SPLITS = 7,       /* num_splits outside 1..1024 */
   OCTAVE_ERR_WORKSPACE = 8,        /* partials buffer too small, or bad partial_stride */
   OCTAVE_ERR_SLOT_RANGE = 9,       /* slot index >= num_blocks*block_size */
