@@ -2,6 +2,8 @@
 #include "octave_mutant.h"
 #include <stdlib.h>
 
+#include <new>
+
 #include "octave_host.h"
 
 #define OCT_STR2(x) #x
@@ -109,36 +111,55 @@ int32_t octave_open(int32_t device, octave_ctx** out) {
   if (device < 0 || device >= n)
     return oct_fail(OCTAVE_ERR_NO_DEVICE, "open: device %d does not exist: %d %s device(s)", device, n,
                     OCT_RT_NAME);
-  octave_ctx c;
-  memset(&c, 0, sizeof c);
-  c.device = device;
+  hipDeviceProp_t props;
+  char arch[64];
+  memset(&props, 0, sizeof props);
   OCT_RT("open", hipSetDevice(device));
-  OCT_RT("open", hipGetDeviceProperties(&c.props, device));
-  oct_rt_arch(c.props, c.arch, sizeof c.arch);
+  OCT_RT("open", hipGetDeviceProperties(&props, device));
+  oct_rt_arch(props, arch, sizeof arch);
   // Refuse an architecture this build has no kernels for rather than launch empty stubs.
   const char* t = OCTAVE_TARGETS;
-  size_t al = strlen(c.arch);
+  size_t al = strlen(arch);
   bool found = false;
   while (*t) {
     const char* end = strchr(t, ',');
     size_t len = end ? (size_t)(end - t) : strlen(t);
-    if (len == al && strncmp(t, c.arch, len) == 0) found = true;
+    if (len == al && strncmp(t, arch, len) == 0) found = true;
     t += len + (end ? 1 : 0);
   }
   if (!found)
     return oct_fail(OCTAVE_ERR_UNSUPPORTED_ARCH,
-                    "open: device %d is %s (%s); this library has kernels for %s only", device, c.arch,
-                    c.props.name, OCTAVE_TARGETS);
-  octave_ctx* ctx = (octave_ctx*)malloc(sizeof *ctx);
+                    "open: device %d is %s (%s); this library has kernels for %s only", device, arch,
+                    props.name, OCTAVE_TARGETS);
+  octave_ctx* ctx = new (std::nothrow) octave_ctx;
   if (!ctx) return oct_fail(OCTAVE_ERR_RUNTIME, "open: out of host memory");
-  *ctx = c;
+  ctx->device = device;
+  ctx->props = props;
+  memcpy(ctx->arch, arch, sizeof arch);
   *out = ctx;
   return OCTAVE_OK;
 }
 
+// Waits for the device, frees every allocation of the context still outstanding and releases the
+// context, whatever happens on the way: the first failure is reported, the context is gone anyway.
 int32_t octave_close(octave_ctx* ctx) {
-  free(ctx);
-  return OCTAVE_OK;
+  if (!ctx) return OCTAVE_OK;
+  int st = OCTAVE_OK;
+  hipError_t e = hipSetDevice(ctx->device);
+  if (e == hipSuccess) e = hipDeviceSynchronize();
+  if (e != hipSuccess)
+    st = oct_fail(OCTAVE_ERR_RUNTIME,
+                  "close: waiting for the device failed: %s (%s, %d); the context and its %zu outstanding "
+                  "allocation(s) were released anyway",
+                  hipGetErrorString(e), hipGetErrorName(e), (int)e, ctx->allocs.size());
+  for (auto& a : ctx->allocs) {
+    hipError_t f = hipFree(a.first);
+    if (f != hipSuccess && st == OCTAVE_OK)
+      st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipFree(%p, %llu bytes) failed: %s (%s, %d); the context was released",
+                    a.first, (unsigned long long)a.second, hipGetErrorString(f), hipGetErrorName(f), (int)f);
+  }
+  delete ctx;
+  return st;
 }
 
 int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
@@ -193,13 +214,26 @@ int32_t octave_alloc(octave_ctx* ctx, uint64_t bytes, void** out) {
     return oct_fail(OCTAVE_ERR_RUNTIME, "alloc: hipMalloc(%llu bytes) failed: %s (%s)",
                     (unsigned long long)bytes, hipGetErrorString(e), hipGetErrorName(e));
   }
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    ctx->allocs[p] = bytes;
+  }
   *out = p;
   return OCTAVE_OK;
 }
 
 int32_t octave_free(octave_ctx* ctx, void* ptr) {
   if (int s = oct_enter(ctx, "free")) return s;
-  if (ptr) OCT_RT("free", hipFree(ptr));
+  if (!ptr) return OCTAVE_OK;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  auto it = ctx->allocs.find(ptr);
+  if (it == ctx->allocs.end())
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "free: ptr %p is not an allocation of this context: octave_free takes only a pointer that "
+                    "octave_alloc returned on the same context and that is not yet freed",
+                    ptr);
+  OCT_RT("free", hipFree(ptr));
+  ctx->allocs.erase(it);
   return OCTAVE_OK;
 }
 

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "octave_capi.h"
 #include "octave_params.h"
 
@@ -12,6 +15,10 @@ struct octave_ctx {
   int device;
   hipDeviceProp_t props;
   char arch[64];
+  // Allocations made by octave_alloc on this context and not yet freed (pointer -> bytes):
+  // octave_free refuses any other pointer, octave_close frees what is left.
+  std::mutex mu;
+  std::unordered_map<void*, uint64_t> allocs;
 };
 
 // Sets the calling thread's message (octave_last_error) and returns status. Only failing calls

@@ -1,13 +1,17 @@
 package kernels
 
-// The C ABI as a foreign client sees it (octave_capi.h): the errno-like last error. These call the
-// library's functions directly (raw structs and pointers), as a client of the header alone would.
+// The C ABI as a foreign client sees it (octave_capi.h): the errno-like last error, and what
+// octave_free and octave_close do with a context's allocations. These call the library's functions
+// directly (raw structs and pointers), as a client of the header alone would.
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // openTestDevice opens the OCTANT_LIB library and its device 0, or skips.
@@ -85,4 +89,127 @@ func TestLastErrorErrnoLike(t *testing.T) {
 	if ke2 != nil && (l.LastError() != ke2.Message || ke2.Message == ke1.Message) {
 		t.Errorf("after a second failure: octave_last_error %q, *Error %q, first %q", l.LastError(), ke2.Message, ke1.Message)
 	}
+}
+
+// rawAlloc allocates n bytes with octave_alloc, without canaries.
+func rawAlloc(t *testing.T, d *Device, n uint64) uintptr {
+	t.Helper()
+	var p uintptr
+	if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, n, &p) }); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func rawFree(d *Device, p uintptr) error {
+	return d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) })
+}
+
+// TestFreeOwnAllocationsOnly: octave_free takes only an outstanding allocation of its own context:
+// a second free, a pointer into an allocation, and another context's allocation are refused
+// (INVALID_ARGUMENT, nothing freed), NULL is fine.
+func TestFreeOwnAllocationsOnly(t *testing.T) {
+	_, d := openTestDevice(t)
+	_, d2 := openTestDevice(t)
+	p1, p2 := rawAlloc(t, d, 4096), rawAlloc(t, d, 1000)
+	if p1%256 != 0 || p2%256 != 0 {
+		t.Errorf("octave_alloc returned %#x, %#x: expected 256-byte alignment", p1, p2)
+	}
+	if err := rawFree(d, p2); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "second free", rawFree(d, p2), ErrInvalidArgument, "not an allocation of this context")
+	wantStatus(t, "free of an interior pointer", rawFree(d, p1+256), ErrInvalidArgument, "not an allocation of this context")
+	wantStatus(t, "free on another context", rawFree(d2, p1), ErrInvalidArgument, "not an allocation of this context")
+	if err := rawFree(d, 0); err != nil {
+		t.Errorf("free(NULL): %v", err)
+	}
+	// p1 is still allocated and usable: the refused frees freed nothing.
+	src := []byte("still allocated")
+	if err := d.lib.call("octave_copy_h2d", func() int32 { return d.lib.copyH2D(d.ctx, p1, unsafe.Pointer(&src[0]), uint64(len(src))) }); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(src))
+	if err := d.lib.call("octave_copy_d2h", func() int32 { return d.lib.copyD2H(d.ctx, unsafe.Pointer(&got[0]), p1, uint64(len(got))) }); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(src) {
+		t.Errorf("read back %q after the refused frees, expected %q", got, src)
+	}
+	if err := rawFree(d, p1); err != nil {
+		t.Errorf("free of the outstanding allocation: %v", err)
+	}
+}
+
+// residentBytes is the process's resident set size (Linux), 0 when unknown.
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[1], 10, 64)
+	return n * uint64(os.Getpagesize())
+}
+
+// TestCloseFreesAllocations: octave_close frees the allocations its context still holds (the
+// header's decision; the alternative, leaking them, would exhaust the device in a long-running
+// client that tears contexts down). Each round opens a context, allocates a large buffer, fills it
+// and closes without freeing it: on a GPU each buffer is 35% of the device's memory, so a leak fails
+// the third round's allocation; on the CPU emulator (total_memory 0) each is 64 MiB of host memory
+// and a leak shows as resident memory that grows by each round's buffer.
+func TestCloseFreesAllocations(t *testing.T) {
+	l := openTestLib(t)
+	d0, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(64 << 20)
+	if m := d0.Info.TotalMemory; m > 0 {
+		size = m / 100 * 35
+	}
+	d0.Close()
+	const rounds = 5
+	rss0 := residentBytes()
+	for i := range rounds {
+		d, err := l.OpenDevice(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := rawAlloc(t, d, size)
+		if err := d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, p, int32(i+1), size) }); err != nil {
+			t.Fatal(err)
+		}
+		small, err := d.Alloc(1000, 0) // a Buffer left outstanding too
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatalf("round %d: close with outstanding allocations: %v, expected OK (they are freed)", i, err)
+		}
+		if err := small.Free(); err == nil {
+			t.Errorf("round %d: Buffer.Free after Device.Close succeeded, expected an error (the context is gone)", i)
+		}
+	}
+	if rss0 > 0 && l.openInfoIsEmu(t) {
+		if grown := int64(residentBytes()) - int64(rss0); grown > int64(2*size) {
+			t.Errorf("resident memory grew by %d MiB over %d rounds of a %d MiB allocation left to octave_close: the allocations leak", grown>>20, rounds, size>>20)
+		}
+	}
+	if err := l.call("octave_close", func() int32 { return l.close(0) }); err != nil {
+		t.Errorf("octave_close(NULL): %v, expected OK", err)
+	}
+}
+
+// openInfoIsEmu reports whether the library's device is the CPU emulator (host memory).
+func (l *Lib) openInfoIsEmu(t *testing.T) bool {
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	return d.Info.TotalMemory == 0
 }

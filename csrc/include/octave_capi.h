@@ -39,7 +39,8 @@ extern "C" {
 /* ---- status codes ------------------------------------------------------------------------------ */
 enum octave_status {
   OCTAVE_OK = 0,
-  OCTAVE_ERR_INVALID_ARGUMENT = 1, /* null pointer, negative size, bad flag, bad struct_size */
+  OCTAVE_ERR_INVALID_ARGUMENT = 1, /* null pointer, negative size, bad flag, bad struct_size, free of a
+                                      pointer that is not an outstanding allocation of the context */
   OCTAVE_ERR_FORMAT = 2,           /* format id not 3, 4 or 19 */
   OCTAVE_ERR_GQA = 3,              /* G = Hq/Hkv not an integer in {1,2,4,6,8} (decode), or Hq % Hkv (prefill) */
   OCTAVE_ERR_HEAD_SIZE = 4,        /* head_size != 256 */
@@ -89,6 +90,9 @@ const char* octave_build_info(void); /* runtime, compiled targets, compiler */
  * answers on machines without a GPU) and with UNSUPPORTED_ARCH when the device's architecture has
  * no kernels in this build. */
 int32_t octave_open(int32_t device, octave_ctx** out);
+/* Waits for the device, frees every allocation of the context still outstanding (octave_alloc
+ * without octave_free: pointers into them dangle afterwards) and releases the context. NULL is
+ * fine. The context is released whatever the status (RUNTIME: the wait or a free failed). */
 int32_t octave_close(octave_ctx* ctx);
 
 typedef struct octave_device_info {
@@ -119,7 +123,10 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
 
 /* ---- memory ------------------------------------------------------------------------------------ */
 int32_t octave_alloc(octave_ctx* ctx, uint64_t bytes, void** out); /* 256-byte aligned; 0 bytes -> NULL */
-int32_t octave_free(octave_ctx* ctx, void* ptr);                   /* NULL is fine */
+/* Frees an allocation octave_alloc returned on the same ctx and not yet freed; NULL is fine. Any
+ * other pointer (a second free, an interior pointer, another context's) is refused with
+ * INVALID_ARGUMENT and nothing is freed. */
+int32_t octave_free(octave_ctx* ctx, void* ptr);
 int32_t octave_copy_h2d(octave_ctx* ctx, void* dst, const void* src, uint64_t bytes);
 int32_t octave_copy_d2h(octave_ctx* ctx, void* dst, const void* src, uint64_t bytes);
 int32_t octave_copy_d2d(octave_ctx* ctx, void* dst, const void* src, uint64_t bytes);
