@@ -36,9 +36,11 @@ int oct_copy_args(const void* a, size_t ours, void* out, const char* op) {
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
                     "%s: struct_size = %llu, expected %zu (octave_capi.h, ABI %d)", op,
                     (unsigned long long)n, ours, OCTAVE_ABI_VERSION);
-  if (n > ours + 4096)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: struct_size = %llu is implausible (this library's is %zu)",
-                    op, (unsigned long long)n, ours);
+  if (n > ours + OCTAVE_STRUCT_SIZE_SLACK)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: struct_size = %llu is implausible: this library's is %zu, and at most %d bytes more "
+                    "are accepted",
+                    op, (unsigned long long)n, ours, OCTAVE_STRUCT_SIZE_SLACK);
   for (uint64_t k = ours; k < n; k++)
     if (((const uint8_t*)a)[k])
       return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
@@ -165,9 +167,19 @@ int32_t octave_close(octave_ctx* ctx) {
 int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
   if (int s = oct_enter(ctx, "device_get_info")) return s;
   if (!info) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: info is NULL");
-  if (info->struct_size < sizeof *info)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: struct_size = %llu, expected %zu",
-                    (unsigned long long)info->struct_size, sizeof *info);
+  // An output struct: the caller sets struct_size to the size it compiled; a larger one (a newer
+  // caller) gets this library's fields, the rest zeroed, and struct_size = this library's size.
+  const uint64_t n = info->struct_size;
+  if (n < sizeof *info)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "device_get_info: struct_size = %llu, expected %zu: the caller sets struct_size on output "
+                    "structs too (octave_capi.h, ABI %d)",
+                    (unsigned long long)n, sizeof *info, OCTAVE_ABI_VERSION);
+  if (n > sizeof *info + OCTAVE_STRUCT_SIZE_SLACK)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "device_get_info: struct_size = %llu is implausible: this library's is %zu, and at most %d "
+                    "bytes more are accepted",
+                    (unsigned long long)n, sizeof *info, OCTAVE_STRUCT_SIZE_SLACK);
   octave_device_info d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
@@ -180,6 +192,7 @@ int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
   snprintf(d.arch, sizeof d.arch, "%s", ctx->arch);
   snprintf(d.runtime, sizeof d.runtime, "%s", OCT_RT_NAME);
   memcpy(info, &d, sizeof d);
+  if (n > sizeof d) memset((uint8_t*)info + sizeof d, 0, (size_t)(n - sizeof d));
   return OCTAVE_OK;
 }
 

@@ -1,11 +1,12 @@
 package kernels
 
-// The C ABI as a foreign client sees it (octave_capi.h): the errno-like last error, and what
-// octave_free and octave_close do with a context's allocations. These call the library's functions
+// The C ABI as a foreign client sees it (octave_capi.h): the errno-like last error, struct_size of
+// input and output structs, and what octave_free and octave_close do with a context's allocations. These call the library's functions
 // directly (raw structs and pointers), as a client of the header alone would.
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -89,6 +90,87 @@ func TestLastErrorErrnoLike(t *testing.T) {
 	if ke2 != nil && (l.LastError() != ke2.Message || ke2.Message == ke1.Message) {
 		t.Errorf("after a second failure: octave_last_error %q, *Error %q, first %q", l.LastError(), ke2.Message, ke1.Message)
 	}
+}
+
+// TestOutputStructSize: octave_device_get_info needs struct_size set by the caller: 0 and any
+// size below the library's are refused, a size more than OCTAVE_STRUCT_SIZE_SLACK (4096) above it
+// is refused as implausible; a larger plausible size gets the library's fields, zeros up to
+// struct_size, bytes past struct_size untouched, and struct_size set to the library's size.
+func TestOutputStructSize(t *testing.T) {
+	l, d := openTestDevice(t)
+	const own = 368
+	words := make([]uint64, (own+4096+64)/8)
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	call := func(size uint64) error {
+		for i := range buf {
+			buf[i] = 0xAB
+		}
+		words[0] = size
+		return l.call("octave_device_get_info", func() int32 {
+			return l.deviceInfo(d.ctx, (*cDeviceInfo)(unsafe.Pointer(&words[0])))
+		})
+	}
+	for _, n := range []uint64{0, 8, own - 1} {
+		wantStatus(t, fmt.Sprintf("struct_size %d", n), call(n), ErrInvalidArgument,
+			fmt.Sprintf("struct_size = %d", n), "expected 368", "caller sets struct_size")
+	}
+	for _, n := range []uint64{own + 4097, 1 << 40} {
+		wantStatus(t, fmt.Sprintf("struct_size %d", n), call(n), ErrInvalidArgument,
+			fmt.Sprintf("struct_size = %d is implausible", n), "4096")
+	}
+	for _, n := range []uint64{own, own + 8, own + 4096} {
+		if err := call(n); err != nil {
+			t.Fatalf("struct_size %d: %v", n, err)
+		}
+		if words[0] != own {
+			t.Errorf("struct_size %d: the library set struct_size to %d, expected its own size 368", n, words[0])
+		}
+		info := (*cDeviceInfo)(unsafe.Pointer(&words[0]))
+		if cString(info.Arch[:]) != d.Info.Arch || info.LogicalWave != 32 {
+			t.Errorf("struct_size %d: info %+v, expected arch %s", n, info, d.Info.Arch)
+		}
+		for i := own; i < int(n); i++ {
+			if buf[i] != 0 {
+				t.Errorf("struct_size %d: byte %d past the library's struct is %#x, expected 0", n, i, buf[i])
+				break
+			}
+		}
+		for i := int(n); i < len(buf); i++ {
+			if buf[i] != 0xAB {
+				t.Errorf("struct_size %d: byte %d past struct_size was written (%#x)", n, i, buf[i])
+				break
+			}
+		}
+	}
+}
+
+// TestArgsStructSize: an op's args struct may be larger than the library's when the extra bytes
+// are zero, up to OCTAVE_STRUCT_SIZE_SLACK bytes more; smaller, nonzero extra bytes, or
+// implausibly large are refused, each with a message that says so.
+func TestArgsStructSize(t *testing.T) {
+	l, d := openTestDevice(t)
+	own := uint64(unsafe.Sizeof(RotateArgs{})) // 88
+	words := make([]uint64, (own+4096+64)/8)
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	call := func(size uint64, extra byte) error {
+		clear(buf)
+		a := (*RotateArgs)(unsafe.Pointer(&words[0]))
+		*a = RotateArgs{Dtype: F16, HeadSize: 256, NumTokens: 0, NumHds: 1} // valid, nothing to do
+		a.structSize = size
+		if extra != 0 {
+			buf[size-1] = extra
+		}
+		return l.call("octave_rotate", func() int32 { return l.rotate(d.ctx, a) })
+	}
+	for _, n := range []uint64{own, own + 8, own + 4096} {
+		if err := call(n, 0); err != nil {
+			t.Errorf("struct_size %d with zero extra bytes: %v, expected OK", n, err)
+		}
+	}
+	wantStatus(t, "struct_size 0", call(0, 0), ErrInvalidArgument, "struct_size = 0", "expected 88")
+	wantStatus(t, "struct_size 87", call(own-1, 0), ErrInvalidArgument, "struct_size = 87", "expected 88")
+	wantStatus(t, "struct_size 96, byte 95 set", call(own+8, 1), ErrInvalidArgument, "byte 95 is not zero")
+	wantStatus(t, "struct_size 88+4097", call(own+4097, 0), ErrInvalidArgument, "struct_size = 4185 is implausible", "4096")
 }
 
 // rawAlloc allocates n bytes with octave_alloc, without canaries.

@@ -12,7 +12,11 @@
  * Conventions
  *  - Op arguments are a struct whose first field is struct_size = sizeof(the struct) as the caller
  *    compiled it. A smaller struct_size is refused; a larger one is accepted when the extra bytes
- *    are zero (a newer caller that does not use newer fields), refused otherwise.
+ *    are zero (a newer caller that does not use newer fields), refused otherwise, and refused as
+ *    implausible when it exceeds this library's size by more than OCTAVE_STRUCT_SIZE_SLACK.
+ *  - Output structs (octave_device_info) lead with struct_size too, and the caller sets it before
+ *    the call (0 is refused), within the same limits. The library writes its struct, zeroes the
+ *    bytes from its size up to struct_size, and sets struct_size to its own size.
  *  - "device pointer": memory from octave_alloc (or any device allocation of the same runtime).
  *  - Activation strides are in elements, cache strides in bytes. Innermost strides are 1.
  *  - Alignment: every non-NULL pointer of an op's args must be aligned for the kernel's accesses
@@ -35,6 +39,10 @@ extern "C" {
 #endif
 
 #define OCTAVE_ABI_VERSION 1
+
+/* A struct_size may exceed this library's struct by at most this many bytes (input and output
+ * structs alike); more is refused as implausible (INVALID_ARGUMENT). */
+#define OCTAVE_STRUCT_SIZE_SLACK 4096
 
 /* ---- status codes ------------------------------------------------------------------------------ */
 enum octave_status {
@@ -96,7 +104,7 @@ int32_t octave_open(int32_t device, octave_ctx** out);
 int32_t octave_close(octave_ctx* ctx);
 
 typedef struct octave_device_info {
-  uint64_t struct_size;
+  uint64_t struct_size;   /* set by the caller: sizeof(octave_device_info) */
   uint64_t total_memory;  /* bytes */
   int32_t device;         /* index given to octave_open */
   int32_t wave_size;      /* hardware wave/warp size: 32 (gfx1100, sm_90) or 64 (gfx942) */
