@@ -83,7 +83,7 @@ const char* octave_status_name(int32_t s) {
 }
 
 const char* octave_build_info(void) {
-  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=1"
+  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=" OCT_STR(OCTAVE_ABI_VERSION)
 #if OCTAVE_MUTANT
          " mutant=" OCT_STR(OCTAVE_MUTANT)
 #endif

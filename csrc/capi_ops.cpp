@@ -110,18 +110,43 @@ int check_splits(const char* op, int32_t ns) {
   return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 1..1024", op, ns);
 }
 
+// The workspace of a decode: num_q x hq x ns x pstride x 4 bytes. False when the product does not fit
+// in 64 bits.
+bool workspace_need(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t& need) {
+  uint64_t n = 4;
+  const uint64_t f[4] = {(uint64_t)num_q, (uint64_t)hq, (uint64_t)ns, (uint64_t)pstride};
+  for (uint64_t x : f) {  // portable overflow test (nvcc's front end parses this file too)
+    if (x != 0 && n > UINT64_MAX / x) return false;
+    n *= x;
+  }
+  need = n;
+  return true;
+}
+
+int check_pstride(const char* op, int32_t& pstride) {
+  if (pstride == 0) pstride = 260;
+  if (pstride >= 258 && pstride % 4 == 0) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_WORKSPACE,
+                  "%s: partial_stride = %d floats, expected a multiple of 4 (16 bytes, so that every partial row "
+                  "stays 16-byte aligned) that is >= 258",
+                  op, pstride);
+}
+
+int check_need(const char* op, int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t& need) {
+  if (workspace_need(num_q, hq, ns, pstride, need)) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_WORKSPACE,
+                  "%s: the partials size num_q %d x Hq %d x num_splits %d x partial_stride %d x 4 bytes overflows 64 bits",
+                  op, num_q, hq, ns, pstride);
+}
+
 // Partial row stride (0 -> 260) and workspace size and alignment: rows are read and written with
 // 16-byte vector accesses, so partials must be 16-byte aligned and the row stride a multiple of 4.
 int check_partials(const char* op, const void* partials, uint64_t bytes, int32_t num_q, int32_t hq, int32_t ns,
                    int32_t& pstride) {
-  if (pstride == 0) pstride = 260;
-  if (pstride < 258 || pstride % 4)
-    return oct_fail(OCTAVE_ERR_WORKSPACE,
-                    "%s: partial_stride = %d floats, expected a multiple of 4 (16 bytes, so that every partial row "
-                    "stays 16-byte aligned) that is >= 258",
-                    op, pstride);
+  OCT_TRY(check_pstride(op, pstride));
   OCT_TRY(check_align(op, "partials", partials, 16, "partial rows (16-byte vector loads and stores)"));
-  const uint64_t need = (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+  uint64_t need = 0;
+  OCT_TRY(check_need(op, num_q, hq, ns, pstride, need));
   if (need == 0) return OCTAVE_OK;
   if (!partials) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: partials is NULL", op);
   if (bytes < need)
@@ -245,9 +270,28 @@ int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* in) {
 }
 
 uint64_t octave_decode_workspace_bytes(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride) {
+  // No status and no message: 0 for bad input as for an empty decode (octave_decode_workspace_size
+  // tells the two apart).
   if (pstride == 0) pstride = 260;
-  if (num_q < 0 || hq < 0 || ns < 1 || ns > 1024 || pstride < 258 || pstride % 4) return 0;
-  return (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+  uint64_t need = 0;
+  if (num_q < 0 || hq < 1 || ns < 1 || ns > 1024 || pstride < 258 || pstride % 4 ||
+      !workspace_need(num_q, hq, ns, pstride, need))
+    return 0;
+  return need;
+}
+
+int32_t octave_decode_workspace_size(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t* bytes) {
+  const char* op = "decode_workspace_size";
+  if (!bytes) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", op);
+  *bytes = 0;
+  OCT_TRY(check_count(op, "num_q", num_q, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_q_heads", hq, 1, INT32_MAX));
+  OCT_TRY(check_splits(op, ns));
+  OCT_TRY(check_pstride(op, pstride));
+  uint64_t need = 0;
+  OCT_TRY(check_need(op, num_q, hq, ns, pstride, need));
+  *bytes = need;
+  return OCTAVE_OK;
 }
 
 static int oct_reduce_launch(const char* op, void* out, const float* partials, int64_t o_st, int64_t o_sh,

@@ -1,8 +1,9 @@
 package kernels
 
 // The C ABI as a foreign client sees it (octave_capi.h): the errno-like last error, struct_size of
-// input and output structs, and what octave_free and octave_close do with a context's allocations. These call the library's functions
-// directly (raw structs and pointers), as a client of the header alone would.
+// input and output structs, the workspace size with a status, and what octave_free and
+// octave_close do with a context's allocations. These call the library's functions directly
+// (raw structs and pointers), as a client of the header alone would.
 
 import (
 	"errors"
@@ -80,6 +81,9 @@ func TestLastErrorErrnoLike(t *testing.T) {
 	}
 	if err := d.Rotate(RotateArgs{Dtype: F16, HeadSize: 256, NumHds: 1}); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := d.WorkspaceSize(2, 8, 3, 0); err != nil || n == 0 {
+		t.Fatalf("WorkspaceSize(2, 8, 3, 0) = %d, %v", n, err)
 	}
 	_ = l.BuildInfo()
 	if got := l.LastError(); got != ke1.Message {
@@ -171,6 +175,61 @@ func TestArgsStructSize(t *testing.T) {
 	wantStatus(t, "struct_size 87", call(own-1, 0), ErrInvalidArgument, "struct_size = 87", "expected 88")
 	wantStatus(t, "struct_size 96, byte 95 set", call(own+8, 1), ErrInvalidArgument, "byte 95 is not zero")
 	wantStatus(t, "struct_size 88+4097", call(own+4097, 0), ErrInvalidArgument, "struct_size = 4185 is implausible", "4096")
+}
+
+// TestWorkspaceSize: octave_decode_workspace_size tells an empty decode (0 bytes, OK) from bad
+// input (a status naming the field, and the same status octave_decode gives), including sizes
+// whose product overflows 64 bits; octave_decode_workspace_bytes (no status) answers 0 for both.
+func TestWorkspaceSize(t *testing.T) {
+	_, d := openTestDevice(t)
+	for _, c := range []struct {
+		nq, hq, ns, ps int
+		want           uint64
+	}{
+		{0, 8, 3, 0, 0}, {0, 1, 1024, 512, 0},
+		{2, 6, 3, 0, 2 * 6 * 3 * 260 * 4}, {1, 1, 1, 260, 1040}, {5, 8, 1024, 264, 5 * 8 * 1024 * 264 * 4},
+	} {
+		got, err := d.WorkspaceSize(c.nq, c.hq, c.ns, c.ps)
+		if err != nil || got != c.want {
+			t.Errorf("WorkspaceSize(%d, %d, %d, %d) = %d, %v; want %d, nil", c.nq, c.hq, c.ns, c.ps, got, err, c.want)
+		}
+		if b := d.WorkspaceBytes(c.nq, c.hq, c.ns, c.ps); b != c.want {
+			t.Errorf("WorkspaceBytes(%d, %d, %d, %d) = %d, want %d", c.nq, c.hq, c.ns, c.ps, b, c.want)
+		}
+	}
+	for _, c := range []struct {
+		nq, hq, ns, ps int
+		st             Status
+		word           string
+	}{
+		{-1, 8, 3, 0, ErrInvalidArgument, "num_q"},
+		{2, 0, 3, 0, ErrInvalidArgument, "num_q_heads"},
+		{2, -8, 3, 0, ErrInvalidArgument, "num_q_heads"},
+		{2, 8, 0, 0, ErrNumSplits, "num_splits"},
+		{2, 8, 1025, 0, ErrNumSplits, "num_splits"},
+		{2, 8, 3, 257, ErrWorkspace, "partial_stride"},
+		{2, 8, 3, 262, ErrWorkspace, "partial_stride"},
+		{2, 8, 3, -4, ErrWorkspace, "partial_stride"},
+		// 2^20 x 8 x 1024 x 2^30 x 4 = 2^65: wraps to exactly 0 in 64 bits.
+		{1 << 20, 8, 1024, 1 << 30, ErrWorkspace, "overflows 64 bits"},
+		{1<<31 - 1, 1<<31 - 1, 1024, 1<<31 - 4, ErrWorkspace, "overflows 64 bits"},
+	} {
+		got, err := d.WorkspaceSize(c.nq, c.hq, c.ns, c.ps)
+		wantStatus(t, fmt.Sprintf("WorkspaceSize(%d, %d, %d, %d)", c.nq, c.hq, c.ns, c.ps), err, c.st, c.word)
+		if got != 0 {
+			t.Errorf("WorkspaceSize(%d, %d, %d, %d) = %d with an error, expected 0", c.nq, c.hq, c.ns, c.ps, got)
+		}
+		if b := d.WorkspaceBytes(c.nq, c.hq, c.ns, c.ps); b != 0 {
+			t.Errorf("WorkspaceBytes(%d, %d, %d, %d) = %d on bad input, expected 0", c.nq, c.hq, c.ns, c.ps, b)
+		}
+	}
+	if _, err := d.WorkspaceSize(1<<31, 1, 1, 0); err == nil || !strings.Contains(err.Error(), "int32") {
+		t.Errorf("WorkspaceSize(2^31, ...): %v, expected an error: num_q does not fit in int32", err)
+	}
+	st := d.lib.workspaceSize(1, 1, 1, 0, nil)
+	if Status(st) != ErrInvalidArgument {
+		t.Errorf("octave_decode_workspace_size with bytes NULL: status %d, expected INVALID_ARGUMENT", st)
+	}
 }
 
 // rawAlloc allocates n bytes with octave_alloc, without canaries.

@@ -38,7 +38,10 @@
 extern "C" {
 #endif
 
-#define OCTAVE_ABI_VERSION 1
+/* 1: the first ABI. 2: adds octave_decode_workspace_size; octave_last_error errno-like; every
+ * pointer checked for alignment; octave_free/octave_close own the context's allocations;
+ * OCTAVE_STRUCT_SIZE_SLACK for output structs too. */
+#define OCTAVE_ABI_VERSION 2
 
 /* A struct_size may exceed this library's struct by at most this many bytes (input and output
  * structs alike); more is refused as implausible (INVALID_ARGUMENT). */
@@ -56,7 +59,7 @@ enum octave_status {
   OCTAVE_ERR_ALIGNMENT = 6,        /* a pointer not aligned as its kernel needs: fp16/bf16 activations 2,
                                       int32 arrays 4, slot_mapping 8, cache 8 (4 for compact), partials 16 */
   OCTAVE_ERR_NUM_SPLITS = 7,       /* num_splits outside 1..1024 */
-  OCTAVE_ERR_WORKSPACE = 8,        /* partials buffer too small, or bad partial_stride */
+  OCTAVE_ERR_WORKSPACE = 8,        /* partials too small, partial_stride bad, or the size overflows 64 bits */
   OCTAVE_ERR_SLOT_RANGE = 9,       /* slot index >= num_blocks*block_size */
   OCTAVE_ERR_SLOT_DUPLICATE = 10,  /* the same slot twice in one store */
   OCTAVE_ERR_UNSUPPORTED_TIER = 11,/* tier not available on this architecture / not compiled in */
@@ -219,7 +222,16 @@ typedef struct octave_decode_args {
 
 int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* a);
 
-/* Bytes of partials a decode with these sizes needs (0 on bad input). */
+/* Bytes of partials a decode (or reduce) with these sizes needs, num_q x Hq x num_splits x
+ * partial_stride (0 -> 260) x 4, in *bytes (host, not NULL). The same checks as octave_decode:
+ * num_q < 0 or num_q_heads < 1 INVALID_ARGUMENT, num_splits NUM_SPLITS, partial_stride or a size
+ * that overflows 64 bits WORKSPACE (then *bytes = 0). *bytes = 0 with OCTAVE_OK: an empty decode
+ * (num_q == 0), which needs no workspace. Added in ABI 2. */
+int32_t octave_decode_workspace_size(int32_t num_q, int32_t num_q_heads, int32_t num_splits,
+                                     int32_t partial_stride, uint64_t* bytes);
+
+/* The same size without a status (ABI 1): 0 both for bad input and for an empty decode; it writes
+ * no message. Use octave_decode_workspace_size to tell the two apart. */
 uint64_t octave_decode_workspace_bytes(int32_t num_q, int32_t num_q_heads, int32_t num_splits,
                                        int32_t partial_stride);
 
