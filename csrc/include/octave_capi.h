@@ -258,7 +258,9 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * rotated space; scores are float32 dot products (sequential fused multiply-add over the 256
  * dims) times sm_scale*log2(e); one online softmax in base 2 over prefix and chunk in float32
  * (exp2 with a few ulp error); P.V in float32 with fused multiply-add; out = O / L rounded to
- * dtype (nearest even), still rotated. Rows of out that belong to no sequence are not written. */
+ * dtype (nearest even), still rotated. Rows of out that belong to no sequence are not written.
+ * dtype: fp16, and bf16 as an Octant extension of the portable tier (docs/contract.md §3.5 asks
+ * for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE). */
 typedef struct octave_prefill_args {
   uint64_t struct_size;
   void* out;                 /* device, [T][Hq][256] dtype */
