@@ -2,12 +2,15 @@
 #include "octave_mutant.h"
 #include <stdlib.h>
 
+#include <new>
+
 #include "octave_host.h"
 
 #define OCT_STR2(x) #x
 #define OCT_STR(x) OCT_STR2(x)
 
 namespace {
+// The calling thread's message: written by failing calls only, never cleared (errno-like).
 thread_local char g_msg[1024];
 }
 
@@ -19,17 +22,13 @@ int oct_fail(int status, const char* fmt, ...) {
   return status;
 }
 
-void oct_clear_error() { g_msg[0] = 0; }
-
 int oct_enter(octave_ctx* ctx, const char* op) {
-  oct_clear_error();
   if (!ctx) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", op);
   OCT_RT(op, hipSetDevice(ctx->device));
   return OCTAVE_OK;
 }
 
 int oct_copy_args(const void* a, size_t ours, void* out, const char* op) {
-  oct_clear_error();
   if (!a) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: args is NULL", op);
   uint64_t n;
   memcpy(&n, a, 8);
@@ -37,9 +36,11 @@ int oct_copy_args(const void* a, size_t ours, void* out, const char* op) {
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
                     "%s: struct_size = %llu, expected %zu (octave_capi.h, ABI %d)", op,
                     (unsigned long long)n, ours, OCTAVE_ABI_VERSION);
-  if (n > ours + 4096)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: struct_size = %llu is implausible (this library's is %zu)",
-                    op, (unsigned long long)n, ours);
+  if (n > ours + OCTAVE_STRUCT_SIZE_SLACK)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: struct_size = %llu is implausible: this library's is %zu, and at most %d bytes more "
+                    "are accepted",
+                    op, (unsigned long long)n, ours, OCTAVE_STRUCT_SIZE_SLACK);
   for (uint64_t k = ours; k < n; k++)
     if (((const uint8_t*)a)[k])
       return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
@@ -82,7 +83,7 @@ const char* octave_status_name(int32_t s) {
 }
 
 const char* octave_build_info(void) {
-  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=1"
+  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=" OCT_STR(OCTAVE_ABI_VERSION)
 #if OCTAVE_MUTANT
          " mutant=" OCT_STR(OCTAVE_MUTANT)
 #endif
@@ -99,7 +100,6 @@ const char* octave_build_info(void) {
 }
 
 int32_t octave_open(int32_t device, octave_ctx** out) {
-  oct_clear_error();
   if (!out) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "open: out is NULL");
   *out = nullptr;
   int n = 0;
@@ -113,45 +113,73 @@ int32_t octave_open(int32_t device, octave_ctx** out) {
   if (device < 0 || device >= n)
     return oct_fail(OCTAVE_ERR_NO_DEVICE, "open: device %d does not exist: %d %s device(s)", device, n,
                     OCT_RT_NAME);
-  octave_ctx c;
-  memset(&c, 0, sizeof c);
-  c.device = device;
+  hipDeviceProp_t props;
+  char arch[64];
+  memset(&props, 0, sizeof props);
   OCT_RT("open", hipSetDevice(device));
-  OCT_RT("open", hipGetDeviceProperties(&c.props, device));
-  oct_rt_arch(c.props, c.arch, sizeof c.arch);
+  OCT_RT("open", hipGetDeviceProperties(&props, device));
+  oct_rt_arch(props, arch, sizeof arch);
   // Refuse an architecture this build has no kernels for rather than launch empty stubs.
   const char* t = OCTAVE_TARGETS;
-  size_t al = strlen(c.arch);
+  size_t al = strlen(arch);
   bool found = false;
   while (*t) {
     const char* end = strchr(t, ',');
     size_t len = end ? (size_t)(end - t) : strlen(t);
-    if (len == al && strncmp(t, c.arch, len) == 0) found = true;
+    if (len == al && strncmp(t, arch, len) == 0) found = true;
     t += len + (end ? 1 : 0);
   }
   if (!found)
     return oct_fail(OCTAVE_ERR_UNSUPPORTED_ARCH,
-                    "open: device %d is %s (%s); this library has kernels for %s only", device, c.arch,
-                    c.props.name, OCTAVE_TARGETS);
-  octave_ctx* ctx = (octave_ctx*)malloc(sizeof *ctx);
+                    "open: device %d is %s (%s); this library has kernels for %s only", device, arch,
+                    props.name, OCTAVE_TARGETS);
+  octave_ctx* ctx = new (std::nothrow) octave_ctx;
   if (!ctx) return oct_fail(OCTAVE_ERR_RUNTIME, "open: out of host memory");
-  *ctx = c;
+  ctx->device = device;
+  ctx->props = props;
+  memcpy(ctx->arch, arch, sizeof arch);
   *out = ctx;
   return OCTAVE_OK;
 }
 
+// Waits for the device, frees every allocation of the context still outstanding and releases the
+// context, whatever happens on the way: the first failure is reported, the context is gone anyway.
 int32_t octave_close(octave_ctx* ctx) {
-  oct_clear_error();
-  free(ctx);
-  return OCTAVE_OK;
+  if (!ctx) return OCTAVE_OK;
+  int st = OCTAVE_OK;
+  hipError_t e = hipSetDevice(ctx->device);
+  if (e == hipSuccess) e = hipDeviceSynchronize();
+  if (e != hipSuccess)
+    st = oct_fail(OCTAVE_ERR_RUNTIME,
+                  "close: waiting for the device failed: %s (%s, %d); the context and its %zu outstanding "
+                  "allocation(s) were released anyway",
+                  hipGetErrorString(e), hipGetErrorName(e), (int)e, ctx->allocs.size());
+  for (auto& a : ctx->allocs) {
+    hipError_t f = hipFree(a.first);
+    if (f != hipSuccess && st == OCTAVE_OK)
+      st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipFree(%p, %llu bytes) failed: %s (%s, %d); the context was released",
+                    a.first, (unsigned long long)a.second, hipGetErrorString(f), hipGetErrorName(f), (int)f);
+  }
+  delete ctx;
+  return st;
 }
 
 int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
   if (int s = oct_enter(ctx, "device_get_info")) return s;
   if (!info) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: info is NULL");
-  if (info->struct_size < sizeof *info)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "device_get_info: struct_size = %llu, expected %zu",
-                    (unsigned long long)info->struct_size, sizeof *info);
+  // An output struct: the caller sets struct_size to the size it compiled; a larger one (a newer
+  // caller) gets this library's fields, the rest zeroed, and struct_size = this library's size.
+  const uint64_t n = info->struct_size;
+  if (n < sizeof *info)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "device_get_info: struct_size = %llu, expected %zu: the caller sets struct_size on output "
+                    "structs too (octave_capi.h, ABI %d)",
+                    (unsigned long long)n, sizeof *info, OCTAVE_ABI_VERSION);
+  if (n > sizeof *info + OCTAVE_STRUCT_SIZE_SLACK)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "device_get_info: struct_size = %llu is implausible: this library's is %zu, and at most %d "
+                    "bytes more are accepted",
+                    (unsigned long long)n, sizeof *info, OCTAVE_STRUCT_SIZE_SLACK);
   octave_device_info d;
   memset(&d, 0, sizeof d);
   d.struct_size = sizeof d;
@@ -164,6 +192,7 @@ int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info) {
   snprintf(d.arch, sizeof d.arch, "%s", ctx->arch);
   snprintf(d.runtime, sizeof d.runtime, "%s", OCT_RT_NAME);
   memcpy(info, &d, sizeof d);
+  if (n > sizeof d) memset((uint8_t*)info + sizeof d, 0, (size_t)(n - sizeof d));
   return OCTAVE_OK;
 }
 
@@ -198,13 +227,26 @@ int32_t octave_alloc(octave_ctx* ctx, uint64_t bytes, void** out) {
     return oct_fail(OCTAVE_ERR_RUNTIME, "alloc: hipMalloc(%llu bytes) failed: %s (%s)",
                     (unsigned long long)bytes, hipGetErrorString(e), hipGetErrorName(e));
   }
+  {
+    std::lock_guard<std::mutex> lock(ctx->mu);
+    ctx->allocs[p] = bytes;
+  }
   *out = p;
   return OCTAVE_OK;
 }
 
 int32_t octave_free(octave_ctx* ctx, void* ptr) {
   if (int s = oct_enter(ctx, "free")) return s;
-  if (ptr) OCT_RT("free", hipFree(ptr));
+  if (!ptr) return OCTAVE_OK;
+  std::lock_guard<std::mutex> lock(ctx->mu);
+  auto it = ctx->allocs.find(ptr);
+  if (it == ctx->allocs.end())
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "free: ptr %p is not an allocation of this context: octave_free takes only a pointer that "
+                    "octave_alloc returned on the same context and that is not yet freed",
+                    ptr);
+  OCT_RT("free", hipFree(ptr));
+  ctx->allocs.erase(it);
   return OCTAVE_OK;
 }
 

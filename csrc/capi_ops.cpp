@@ -51,20 +51,44 @@ int check_act_strides(const char* op, const char* name, int64_t st, int64_t sh) 
                   (long long)st, (long long)sh);
 }
 
-// Cache: outer strides multiples of 8 bytes (4 for compact) and >= 0, pointer aligned the same.
+#define OCT_TRY(x)              \
+  do {                          \
+    if (int s_ = (x)) return s_; \
+  } while (0)
+
+// Alignment (octave_capi.h, "Alignment"): a non-NULL pointer must be a multiple of what the kernels'
+// loads and stores of its elements need. NULL is left to the NULL checks (it is allowed where a count
+// is 0). Checked before anything is launched, whatever the counts.
+int check_align(const char* op, const char* name, const void* p, uint64_t align, const char* what) {
+  const uint64_t r = (uint64_t)(uintptr_t)p % align;
+  if (r == 0) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is misaligned by %llu byte%s: %s need %llu-byte alignment", op,
+                  name, p, (unsigned long long)r, r == 1 ? "" : "s", what, (unsigned long long)align);
+}
+// fp16/bf16 activations: the kernels read and write them as 16-bit elements (8 per lane, one 16-byte
+// vector access when the lane's 8 elements happen to be 16-byte aligned, else 8 2-byte accesses).
+// Activation strides are in elements, so every row of an aligned base stays aligned.
+int check_act(const char* op, const char* name, const void* p) {
+  return check_align(op, name, p, 2, "fp16/bf16 elements");
+}
+int check_i32(const char* op, const char* name, const void* p) { return check_align(op, name, p, 4, "int32 entries"); }
+int check_i64(const char* op, const char* name, const void* p) { return check_align(op, name, p, 8, "int64 entries"); }
+
+// Cache: outer strides multiples of 8 bytes (4 for compact) and >= 0, pointer aligned the same: the
+// decode kernel copies slots in 8-byte units (4 for compact), store and prefill access 32- and
+// 16-bit words at multiples of 4 inside a slot.
 int check_cache(const char* op, int32_t fmt, const uint8_t* cache, int64_t sb, int64_t sh, int64_t st) {
   const int64_t g = fmt == 19 ? 4 : 8;
   const int64_t s[3] = {sb, sh, st};
   const char* n[3] = {"cache_stride_block", "cache_stride_head", "cache_stride_token"};
   for (int i = 0; i < 3; i++)
     if (s[i] < 0 || s[i] % g)
-      return oct_fail(OCTAVE_ERR_STRIDE, "%s: %s = %lld bytes, expected a non-negative multiple of %lld for format %d",
-                      op, n[i], (long long)s[i], (long long)g, fmt);
+      return oct_fail(OCTAVE_ERR_STRIDE,
+                      "%s: %s = %lld bytes, expected a non-negative multiple of %lld for format %d (so that every "
+                      "slot stays %lld-byte aligned)",
+                      op, n[i], (long long)s[i], (long long)g, fmt, (long long)g);
   if (!cache) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: cache is NULL", op);
-  if ((uintptr_t)cache % g)
-    return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: cache pointer %p is not %lld-byte aligned (format %d)", op,
-                    (const void*)cache, (long long)g, fmt);
-  return OCTAVE_OK;
+  return check_align(op, "cache", cache, (uint64_t)g, fmt == 19 ? "format 19 slots" : "format 3 and 4 slots");
 }
 
 int check_scale(const char* op, float s) {
@@ -86,18 +110,45 @@ int check_splits(const char* op, int32_t ns) {
   return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 1..1024", op, ns);
 }
 
-// Partial row stride (0 -> 260) and workspace size and alignment.
+// The workspace of a decode: num_q x hq x ns x pstride x 4 bytes. False when the product does not fit
+// in 64 bits.
+bool workspace_need(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t& need) {
+  uint64_t n = 4;
+  const uint64_t f[4] = {(uint64_t)num_q, (uint64_t)hq, (uint64_t)ns, (uint64_t)pstride};
+  for (uint64_t x : f) {  // portable overflow test (nvcc's front end parses this file too)
+    if (x != 0 && n > UINT64_MAX / x) return false;
+    n *= x;
+  }
+  need = n;
+  return true;
+}
+
+int check_pstride(const char* op, int32_t& pstride) {
+  if (pstride == 0) pstride = 260;
+  if (pstride >= 258 && pstride % 4 == 0) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_WORKSPACE,
+                  "%s: partial_stride = %d floats, expected a multiple of 4 (16 bytes, so that every partial row "
+                  "stays 16-byte aligned) that is >= 258",
+                  op, pstride);
+}
+
+int check_need(const char* op, int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t& need) {
+  if (workspace_need(num_q, hq, ns, pstride, need)) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_WORKSPACE,
+                  "%s: the partials size num_q %d x Hq %d x num_splits %d x partial_stride %d x 4 bytes overflows 64 bits",
+                  op, num_q, hq, ns, pstride);
+}
+
+// Partial row stride (0 -> 260) and workspace size and alignment: rows are read and written with
+// 16-byte vector accesses, so partials must be 16-byte aligned and the row stride a multiple of 4.
 int check_partials(const char* op, const void* partials, uint64_t bytes, int32_t num_q, int32_t hq, int32_t ns,
                    int32_t& pstride) {
-  if (pstride == 0) pstride = 260;
-  if (pstride < 258 || pstride % 4)
-    return oct_fail(OCTAVE_ERR_WORKSPACE, "%s: partial_stride = %d floats, expected a multiple of 4 that is >= 258",
-                    op, pstride);
-  const uint64_t need = (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+  OCT_TRY(check_pstride(op, pstride));
+  OCT_TRY(check_align(op, "partials", partials, 16, "partial rows (16-byte vector loads and stores)"));
+  uint64_t need = 0;
+  OCT_TRY(check_need(op, num_q, hq, ns, pstride, need));
   if (need == 0) return OCTAVE_OK;
   if (!partials) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: partials is NULL", op);
-  if ((uintptr_t)partials % 16)
-    return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: partials pointer %p is not 16-byte aligned", op, partials);
   if (bytes < need)
     return oct_fail(OCTAVE_ERR_WORKSPACE,
                     "%s: partials_bytes = %llu, but num_q %d x Hq %d x num_splits %d x partial_stride %d x 4 = %llu "
@@ -140,11 +191,6 @@ int check_slots(const char* op, const octave_store_args& a, int64_t num_slots) {
   return OCTAVE_OK;
 }
 
-#define OCT_TRY(x)              \
-  do {                          \
-    if (int s_ = (x)) return s_; \
-  } while (0)
-
 const int64_t kMaxGridX = 2147483647;
 
 }  // namespace
@@ -166,6 +212,10 @@ int32_t octave_cache_store(octave_ctx* ctx, const octave_store_args* in) {
   OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
   OCT_TRY(check_act_strides(op, "key", a.key_stride_token, a.key_stride_head));
   OCT_TRY(check_act_strides(op, "value", a.value_stride_token, a.value_stride_head));
+  OCT_TRY(check_act(op, "key", a.key));
+  OCT_TRY(check_act(op, "value", a.value));
+  OCT_TRY(check_i64(op, "slot_mapping", a.slot_mapping));
+  OCT_TRY(check_i64(op, "slot_mapping_host", a.slot_mapping_host));
   OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
   if (a.num_tokens == 0) return OCTAVE_OK;
   OCT_TRY(check_ptr(op, "key", a.key, true));
@@ -203,6 +253,7 @@ int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* in) {
   OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
   OCT_TRY(check_count(op, "num_heads", a.num_heads, 1, INT32_MAX));
   OCT_TRY(check_act_strides(op, "x", a.stride_token, a.stride_head));
+  OCT_TRY(check_act(op, "x", a.x));
   if (a.num_tokens == 0) return OCTAVE_OK;
   OCT_TRY(check_ptr(op, "x", a.x, true));
   const int64_t waves = (int64_t)a.num_tokens * a.num_heads;
@@ -219,9 +270,28 @@ int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* in) {
 }
 
 uint64_t octave_decode_workspace_bytes(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride) {
+  // No status and no message: 0 for bad input as for an empty decode (octave_decode_workspace_size
+  // tells the two apart).
   if (pstride == 0) pstride = 260;
-  if (num_q < 0 || hq < 0 || ns < 1 || ns > 1024 || pstride < 258 || pstride % 4) return 0;
-  return (uint64_t)num_q * (uint64_t)hq * (uint64_t)ns * (uint64_t)pstride * 4u;
+  uint64_t need = 0;
+  if (num_q < 0 || hq < 1 || ns < 1 || ns > 1024 || pstride < 258 || pstride % 4 ||
+      !workspace_need(num_q, hq, ns, pstride, need))
+    return 0;
+  return need;
+}
+
+int32_t octave_decode_workspace_size(int32_t num_q, int32_t hq, int32_t ns, int32_t pstride, uint64_t* bytes) {
+  const char* op = "decode_workspace_size";
+  if (!bytes) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", op);
+  *bytes = 0;
+  OCT_TRY(check_count(op, "num_q", num_q, 0, INT32_MAX));
+  OCT_TRY(check_count(op, "num_q_heads", hq, 1, INT32_MAX));
+  OCT_TRY(check_splits(op, ns));
+  OCT_TRY(check_pstride(op, pstride));
+  uint64_t need = 0;
+  OCT_TRY(check_need(op, num_q, hq, ns, pstride, need));
+  *bytes = need;
+  return OCTAVE_OK;
 }
 
 static int oct_reduce_launch(const char* op, void* out, const float* partials, int64_t o_st, int64_t o_sh,
@@ -267,6 +337,11 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   OCT_TRY(check_count(op, "max_blocks", a.max_blocks, 0, INT32_MAX));
   OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
   OCT_TRY(check_act_strides(op, "query", a.query_stride_token, a.query_stride_head));
+  OCT_TRY(check_act(op, "out", a.out));
+  OCT_TRY(check_act(op, "query", a.query));
+  OCT_TRY(check_i32(op, "block_table", a.block_table));
+  OCT_TRY(check_i32(op, "q_to_req", a.q_to_req));
+  OCT_TRY(check_i32(op, "q_to_klen", a.q_to_klen));
   OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
   int32_t pstride = a.partial_stride;
   OCT_TRY(check_partials(op, a.partials, a.partials_bytes, a.num_q, a.num_q_heads, a.num_splits, pstride));
@@ -308,6 +383,7 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* in) {
   OCT_TRY(check_count(op, "num_q_heads", a.num_q_heads, 1, INT32_MAX));
   OCT_TRY(check_splits(op, a.num_splits));
   OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
+  OCT_TRY(check_act(op, "out", a.out));
   int32_t pstride = a.partial_stride;
   OCT_TRY(check_partials(op, a.partials, a.partials_bytes, a.num_q, a.num_q_heads, a.num_splits, pstride));
   if (a.num_q == 0) return OCTAVE_OK;
@@ -342,6 +418,13 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_act_strides(op, "q", a.q_stride_token, a.q_stride_head));
   OCT_TRY(check_act_strides(op, "k", a.k_stride_token, a.k_stride_head));
   OCT_TRY(check_act_strides(op, "v", a.v_stride_token, a.v_stride_head));
+  OCT_TRY(check_act(op, "out", a.out));
+  OCT_TRY(check_act(op, "q", a.q));
+  OCT_TRY(check_act(op, "k", a.k));
+  OCT_TRY(check_act(op, "v", a.v));
+  OCT_TRY(check_i32(op, "block_table", a.block_table));
+  OCT_TRY(check_i32(op, "cu_seqlens_q", a.cu_seqlens_q));
+  OCT_TRY(check_i32(op, "seq_lens", a.seq_lens));
   OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
   if (a.num_tokens == 0 || a.num_seqs == 0) return OCTAVE_OK;
   OCT_TRY(check_ptr(op, "out", a.out, true));
@@ -375,6 +458,10 @@ int32_t octave_query_maps(octave_ctx* ctx, const octave_query_maps_args* in) {
   OCT_TRY(oct_enter(ctx, op));
   OCT_TRY(check_count(op, "num_reqs", a.num_reqs, 0, INT32_MAX - 1));
   OCT_TRY(check_count(op, "num_q", a.num_q, 0, INT32_MAX));
+  OCT_TRY(check_i32(op, "query_start_loc", a.query_start_loc));
+  OCT_TRY(check_i32(op, "seq_lens", a.seq_lens));
+  OCT_TRY(check_i32(op, "q_to_req", a.q_to_req));
+  OCT_TRY(check_i32(op, "q_to_klen", a.q_to_klen));
   if (a.num_q == 0) return OCTAVE_OK;
   OCT_TRY(check_ptr(op, "query_start_loc", a.query_start_loc, a.num_reqs > 0));
   OCT_TRY(check_ptr(op, "seq_lens", a.seq_lens, a.num_reqs > 0));

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "octave_capi.h"
 #include "octave_params.h"
 
@@ -12,11 +15,15 @@ struct octave_ctx {
   int device;
   hipDeviceProp_t props;
   char arch[64];
+  // Allocations made by octave_alloc on this context and not yet freed (pointer -> bytes):
+  // octave_free refuses any other pointer, octave_close frees what is left.
+  std::mutex mu;
+  std::unordered_map<void*, uint64_t> allocs;
 };
 
-// Sets the calling thread's message and returns status.
+// Sets the calling thread's message (octave_last_error) and returns status. Only failing calls
+// set it; nothing clears it (errno-like, octave_capi.h).
 int oct_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void oct_clear_error();
 
 // Checks a runtime call; on failure sets a message naming the op and the call.
 #define OCT_RT(op, call)                                                                     \
@@ -36,7 +43,7 @@ void oct_clear_error();
                       hipGetErrorString(e_), hipGetErrorName(e_), (int)e_);                  \
   } while (0)
 
-// Enters an API call on ctx: clears the message, checks ctx, selects its device.
+// Enters an API call on ctx: checks ctx, selects its device.
 int oct_enter(octave_ctx* ctx, const char* op);
 
 // Copies an args struct of the caller's struct_size into out (see octave_capi.h conventions).

@@ -153,7 +153,9 @@ func (l *Lib) OpenDevice(dev int) (*Device, error) {
 	return d, nil
 }
 
-// Close releases the device context.
+// Close releases the device context. The library waits for the device and frees every allocation
+// of the context still outstanding (octave_close): a Buffer not freed before is freed with it, and
+// its Free afterwards returns an error (the context is gone).
 func (d *Device) Close() error {
 	if d.ctx == 0 {
 		return nil

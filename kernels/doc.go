@@ -13,7 +13,10 @@
 //     error wrapping [ErrNoDevice] ("no HIP device", "no CUDA device").
 //   - Every operation takes its arguments as a Go struct mirroring the C struct (struct_size is
 //     filled in), returns the library's status as an [*Error] carrying the status name and the
-//     library's message, and never aborts the process.
+//     library's message (read on the calling OS thread right after the failing call: the library's
+//     message is errno-like, see [Lib.LastError]), and never aborts the process.
+//   - [Device.WorkspaceSize] is the decode workspace with a status (0 bytes and no error: an empty
+//     decode); [Device.Close] frees every buffer of the device still allocated.
 //   - [Device.Alloc] returns buffers surrounded by canary bytes; [Buffer.CheckCanaries] reports
 //     any byte written outside the buffer; a [BufferSet] holds the buffers of one call, remembers
 //     the bytes uploaded to its inputs, and [BufferSet.Verify] reports every overwritten canary and

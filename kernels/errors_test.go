@@ -179,6 +179,11 @@ func TestDecodeErrors(t *testing.T) {
 			{"pstride257", kernels.ErrWorkspace, "partial_stride", func(a *kernels.DecodeArgs) { a.PartialStride = 257 }},
 			{"pstride258", kernels.ErrWorkspace, "partial_stride", func(a *kernels.DecodeArgs) { a.PartialStride = 258 }},
 			{"partials-align", kernels.ErrAlignment, "partials", func(a *kernels.DecodeArgs) { a.Partials += 4; a.PartialsBytes += 60 }},
+			// 2^20 rows x 8 heads x 1024 splits x 2^30 floats x 4 bytes = 2^65 bytes, 0 in 64 bits:
+			// without the overflow check the size would read as "no workspace needed" and launch.
+			{"partials-overflow", kernels.ErrWorkspace, "overflows 64 bits", func(a *kernels.DecodeArgs) {
+				a.NumQ, a.NumQHeads, a.NumSplits, a.PartialStride = 1<<20, 8, 1024, 1<<30
+			}},
 			{"dtype0", kernels.ErrDtype, "dtype", func(a *kernels.DecodeArgs) { a.Dtype = 0 }},
 			{"scale0", kernels.ErrScale, "sm_scale", func(a *kernels.DecodeArgs) { a.SMScale = 0 }},
 			{"scale-neg", kernels.ErrScale, "sm_scale", func(a *kernels.DecodeArgs) { a.SMScale = -0.0625 }},
@@ -276,6 +281,27 @@ func TestPrefillErrors(t *testing.T) {
 				break
 			}
 		}
+		// Octant decision (docs/contract.md §3.5, octave_capi.h): the portable tier accepts bf16
+		// q, k, v and out as an extension of the contract's fp16; a tier without it refuses
+		// bf16 with OCTAVE_ERR_DTYPE. (TestPrefillGrid judges bf16 results against the oracle.)
+		qbf, _ := randRows(rng, T*hq, kernels.BF16, gaussian)
+		qbfb := bufs.input("q bf16", kernels.Uint16Bytes(qbf))
+		a := base()
+		a.Dtype, a.Q, a.K, a.V = kernels.BF16, qbfb.Ptr, qbfb.Ptr, qbfb.Ptr
+		err := dev.Prefill(a)
+		if tier.Tier == kernels.TierPortable {
+			must(t, err, "prefill with bf16 on the portable tier (an Octant extension: accepted)")
+			must(t, dev.Sync(), "sync")
+			written := false
+			for _, x := range read(t, out) {
+				written = written || x != 0xFF
+			}
+			if !written {
+				failf(t, "prefill with bf16 returned OK but wrote no out byte")
+			}
+		} else if err != nil {
+			expectError(t, "prefill", "bf16-"+tier.Name, err, kernels.ErrDtype, "dtype")
+		}
 	})
 }
 
@@ -299,6 +325,9 @@ func TestReduceRotateErrors(t *testing.T) {
 		{"partials-small", kernels.ErrWorkspace, "partials_bytes", func(a *kernels.ReduceArgs) { a.PartialsBytes-- }},
 		{"pstride", kernels.ErrWorkspace, "partial_stride", func(a *kernels.ReduceArgs) { a.PartialStride = 259 }},
 		{"align", kernels.ErrAlignment, "partials", func(a *kernels.ReduceArgs) { a.Partials += 8 }},
+		{"partials-overflow", kernels.ErrWorkspace, "overflows 64 bits", func(a *kernels.ReduceArgs) {
+			a.NumQ, a.NumQHeads, a.NumSplits, a.PartialStride = 1<<20, 8, 1024, 1<<30
+		}},
 	} {
 		a := base()
 		c.mod(&a)

@@ -54,6 +54,7 @@ type Lib struct {
 	rotate         func(uintptr, *RotateArgs) int32
 	decode         func(uintptr, *DecodeArgs) int32
 	workspaceBytes func(int32, int32, int32, int32) uint64
+	workspaceSize  func(int32, int32, int32, int32, *uint64) int32
 	reduce         func(uintptr, *ReduceArgs) int32
 	prefill        func(uintptr, *PrefillArgs) int32
 	queryMaps      func(uintptr, *QueryMapsArgs) int32
@@ -83,32 +84,59 @@ func Open(path string) (*Lib, error) {
 		return nil, fmt.Errorf("kernels: loading %s: %w (is it a shared library built for this machine, with its GPU runtime installed?)", path, err)
 	}
 	l := &Lib{Path: path, handle: h}
+	// The version first: a library of another ABI may lack symbols of this one, and its version is
+	// the clearer error.
+	if err := l.register("octave_abi_version", &l.abiVersion); err != nil {
+		purego.Dlclose(h)
+		return nil, err
+	}
+	if v := l.abiVersion(); v != ABIVersion {
+		purego.Dlclose(h)
+		return nil, abiMismatch(path, v)
+	}
 	syms := []struct {
 		name string
 		fn   any
 	}{
-		{"octave_abi_version", &l.abiVersion}, {"octave_last_error", &l.lastError}, {"octave_status_name", &l.statusName},
+		{"octave_last_error", &l.lastError}, {"octave_status_name", &l.statusName},
 		{"octave_build_info", &l.buildInfo}, {"octave_open", &l.open}, {"octave_close", &l.close},
 		{"octave_device_get_info", &l.deviceInfo}, {"octave_tiers", &l.tiers}, {"octave_alloc", &l.alloc},
 		{"octave_free", &l.free}, {"octave_copy_h2d", &l.copyH2D}, {"octave_copy_d2h", &l.copyD2H},
 		{"octave_copy_d2d", &l.copyD2D}, {"octave_memset", &l.memset}, {"octave_sync", &l.sync},
 		{"octave_cache_store", &l.cacheStore}, {"octave_rotate", &l.rotate}, {"octave_decode", &l.decode},
-		{"octave_decode_workspace_bytes", &l.workspaceBytes}, {"octave_reduce", &l.reduce},
-		{"octave_prefill", &l.prefill}, {"octave_query_maps", &l.queryMaps},
+		{"octave_decode_workspace_bytes", &l.workspaceBytes}, {"octave_decode_workspace_size", &l.workspaceSize},
+		{"octave_reduce", &l.reduce}, {"octave_prefill", &l.prefill}, {"octave_query_maps", &l.queryMaps},
 	}
 	for _, s := range syms {
-		p, err := purego.Dlsym(h, s.name)
-		if err != nil || p == 0 {
+		if err := l.register(s.name, s.fn); err != nil {
 			purego.Dlclose(h)
-			return nil, fmt.Errorf("kernels: %s does not export %s: not an Octave kernel library of ABI %d", path, s.name, ABIVersion)
+			return nil, err
 		}
-		purego.RegisterFunc(s.fn, p)
-	}
-	if v := l.abiVersion(); v != ABIVersion {
-		purego.Dlclose(h)
-		return nil, fmt.Errorf("kernels: %s has ABI version %d, this Octant expects %d: rebuild the library from this tree", path, v, ABIVersion)
 	}
 	return l, nil
+}
+
+// register binds the library's symbol name to fn (a pointer to a func field).
+func (l *Lib) register(name string, fn any) error {
+	p, err := purego.Dlsym(l.handle, name)
+	if err != nil || p == 0 {
+		return fmt.Errorf("kernels: %s does not export %s: not an Octave kernel library of ABI %d", l.Path, name, ABIVersion)
+	}
+	purego.RegisterFunc(fn, p)
+	return nil
+}
+
+// abiMismatch is Open's error for a library of another ABI version: both versions, what changed,
+// and what to do.
+func abiMismatch(path string, got int32) error {
+	what := "a library built from another tree"
+	if got < ABIVersion {
+		what = fmt.Sprintf("an older library: %s", abiChanges)
+	} else if got > ABIVersion {
+		what = "a newer library than this Octant"
+	}
+	return fmt.Errorf("kernels: %s has ABI version %d, this Octant expects %d (%s): rebuild the library from this tree (make emu, make cuda, make hip)",
+		path, got, ABIVersion, what)
 }
 
 // BuildInfo is the library's description of its runtime, targets and compiler.
@@ -124,6 +152,12 @@ func (l *Lib) check(op string, st int32) error {
 	}
 	return &Error{Op: op, Status: Status(st), Name: l.statusName(st), Message: l.lastError()}
 }
+
+// LastError is octave_last_error: the message of the last failing call on the calling OS thread
+// ("" if none failed). Successful calls leave it (errno-like). The binding's own calls read it
+// right after each failing call and return it in *Error; LastError is for a caller that holds its
+// goroutine on one thread (runtime.LockOSThread) across the calls it means.
+func (l *Lib) LastError() string { return l.lastError() }
 
 // call runs f (a library call) and checks its status while holding the lock, so that the message
 // read by check is the one the call set on this thread.

@@ -1,6 +1,10 @@
 package kernels
 
-import "unsafe"
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
 
 // Each op fills in struct_size and calls the library. Arguments are checked by the library; its
 // status and message come back as an *Error. Ops are asynchronous: call Sync (or read a buffer) to
@@ -24,9 +28,29 @@ func (d *Device) Decode(a DecodeArgs) error {
 	return d.lib.call("octave_decode", func() int32 { return d.lib.decode(d.ctx, &a) })
 }
 
-// WorkspaceBytes is octave_decode_workspace_bytes: the partials a decode needs (0 on bad input).
+// WorkspaceBytes is octave_decode_workspace_bytes: the partials a decode needs, 0 both on bad input
+// and for an empty decode (WorkspaceSize tells them apart).
 func (d *Device) WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64 {
 	return d.lib.workspaceBytes(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride))
+}
+
+// WorkspaceSize is octave_decode_workspace_size: the partials a decode needs, or the status and
+// message octave_decode would give these sizes (0 bytes and no error: an empty decode). Arguments
+// outside int32 are refused here, as the library would refuse them.
+func (d *Device) WorkspaceSize(numQ, numQHeads, numSplits, partialStride int) (uint64, error) {
+	for _, v := range []struct {
+		name string
+		x    int
+	}{{"num_q", numQ}, {"num_q_heads", numQHeads}, {"num_splits", numSplits}, {"partial_stride", partialStride}} {
+		if v.x < math.MinInt32 || v.x > math.MaxInt32 {
+			return 0, fmt.Errorf("kernels: WorkspaceSize: %s = %d does not fit in int32", v.name, v.x)
+		}
+	}
+	var n uint64
+	err := d.lib.call("octave_decode_workspace_size", func() int32 {
+		return d.lib.workspaceSize(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride), &n)
+	})
+	return n, err
 }
 
 // Reduce runs octave_reduce on partials.
