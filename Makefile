@@ -22,8 +22,9 @@ bin/octant:
 
 # make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
 # (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
-# tests' -short grids run on the CPU emulator build of the kernels.
-test: fmt-check vet sums isa hip
+# tests' -short grids run on the CPU emulator build of the kernels. The emulator library is built
+# (or brought up to date) first: cmd/octant's conform test runs on it.
+test: fmt-check vet sums isa hip emu
 	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 	@# gfx1100 is not certifiable until its native wmma kernels exist (exit 1, the missing kernels
