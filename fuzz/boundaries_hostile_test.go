@@ -1,55 +1,11 @@
 package fuzz
 
 import (
-	"fmt"
 	"math"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/octant-kv/octant/harness"
 )
-
-// share counts, over n draws, the cases in which each region is present with hostile content,
-// and requires a minimum share of each.
-type share struct {
-	t    *testing.T
-	name string
-	n    int
-	hits map[string]int
-}
-
-func newShare(t *testing.T, name string, n int) *share {
-	return &share{t: t, name: name, n: n, hits: map[string]int{}}
-}
-
-func (s *share) hit(region string, ok bool) {
-	if ok {
-		s.hits[region]++
-	} else if _, seen := s.hits[region]; !seen {
-		s.hits[region] = 0
-	}
-}
-
-// require logs every region's share and fails for each listed one below min.
-func (s *share) require(min float64, regions ...string) {
-	s.t.Helper()
-	keys := make([]string, 0, len(s.hits))
-	for k := range s.hits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(s.hits[k])/float64(s.n)))
-	}
-	s.t.Logf("%s, %d cases: %s", s.name, s.n, strings.Join(parts, ", "))
-	for _, r := range regions {
-		if got := float64(s.hits[r]) / float64(s.n); got < min {
-			s.t.Errorf("%s: region %q reached with hostile content in %.1f%% of %d cases, expected at least %.0f%%", s.name, r, 100*got, s.n, 100*min)
-		}
-	}
-}
 
 // TestBoundariesHostileDecode: FuzzDecode's calls reach every region a decode must not depend on
 // with hostile content, and every clamp and skip of docs/contract.md §3.3 on both sides, in a
@@ -59,7 +15,7 @@ func TestBoundariesHostileDecode(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	s := newShare(t, "GPUDecodeCases", n)
+	s := newCoverage(t, "GPUDecodeCases", n)
 	g := GPUDecodeCases(GPUDecodeOptions)
 	for i := 0; i < n; i++ {
 		c := g.Example(i)
@@ -118,7 +74,7 @@ func TestBoundariesHostileDecode(t *testing.T) {
 		s.hit("klen beyond the table (clamped)", klenBeyond)
 		s.hit("splits with no token", d.NumSplits > in.KVMax())
 	}
-	s.require(0.05, "slots past a row's klen in a block rows read", "unused blocks", "pad bytes", "table entries no row reads",
+	s.requireShare(0.05, "slots past a row's klen in a block rows read", "unused blocks", "pad bytes", "table entries no row reads",
 		"preallocated table rows", "padding rows (queries, maps)", "stale workspace", "tokens only later MTP rows read (V scaled)",
 		"invalid block ids inside klen", "q_to_req outside [0, num_reqs)", "klen beyond the table (clamped)", "splits with no token")
 }
@@ -129,7 +85,7 @@ func TestBoundariesHostilePrefill(t *testing.T) {
 	if testing.Short() {
 		n = 80
 	}
-	s := newShare(t, "GPUPrefillCases", n)
+	s := newCoverage(t, "GPUPrefillCases", n)
 	g := GPUPrefillCases()
 	for i := 0; i < n; i++ {
 		c := g.Example(i)
@@ -166,14 +122,14 @@ func TestBoundariesHostilePrefill(t *testing.T) {
 		s.hit("seq_len = q_len", equal)
 		s.hit("prefix clamped to the table", clamped)
 	}
-	s.require(0.05, "slots no sequence's prefix holds", "table entries no prefix reads", "rows in no sequence (q, k, v)",
+	s.requireShare(0.05, "slots no sequence's prefix holds", "table entries no prefix reads", "rows in no sequence (q, k, v)",
 		"seq_len < q_len (no prefix)", "seq_len = q_len", "prefix clamped to the table")
 }
 
 // TestBoundariesHostileStoreReduce: FuzzStore's and FuzzReduce's calls reach their regions.
 func TestBoundariesHostileStoreReduce(t *testing.T) {
 	n := 200
-	s := newShare(t, "GPUStoreCases", n)
+	s := newCoverage(t, "GPUStoreCases", n)
 	g := GPUStoreCases()
 	for i := 0; i < n; i++ {
 		c := g.Example(i)
@@ -184,8 +140,8 @@ func TestBoundariesHostileStoreReduce(t *testing.T) {
 		s.hit("rows not stored", c.HostileSeed != 0 && skipped)
 		s.hit("old bytes of written slots", c.HostileSeed != 0)
 	}
-	s.require(0.05, "rows not stored", "old bytes of written slots")
-	r := newShare(t, "GPUReduceCases", n)
+	s.requireShare(0.05, "rows not stored", "old bytes of written slots")
+	r := newCoverage(t, "GPUReduceCases", n)
 	gr := GPUReduceCases()
 	for i := 0; i < n; i++ {
 		c := gr.Example(i)
@@ -199,5 +155,5 @@ func TestBoundariesHostileStoreReduce(t *testing.T) {
 		r.hit("o of empty splits", c.HostileSeed != 0 && empty)
 		r.hit("stride padding", c.HostileSeed != 0 && P > 258)
 	}
-	r.require(0.05, "o of empty splits", "stride padding")
+	r.requireShare(0.05, "o of empty splits", "stride padding")
 }

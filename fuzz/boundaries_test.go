@@ -60,6 +60,27 @@ func (c *coverage) require(bs ...string) {
 	}
 }
 
+// requireShare logs each boundary's share of the draws and fails for each listed one reached in
+// fewer than min of them.
+func (c *coverage) requireShare(min float64, bs ...string) {
+	c.t.Helper()
+	keys := make([]string, 0, len(c.hits))
+	for k := range c.hits {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(c.hits[k])/float64(c.n)))
+	}
+	c.t.Logf("%s, %d cases: %s", c.name, c.n, strings.Join(parts, ", "))
+	for _, b := range bs {
+		if got := float64(c.hits[b]) / float64(c.n); got < min {
+			c.t.Errorf("%s: %q reached in %.1f%% of %d cases, expected at least %.0f%%", c.name, b, 100*got, c.n, 100*min)
+		}
+	}
+}
+
 func klenNames(extra ...string) []string {
 	var s []string
 	for _, k := range KlenBoundaries {
