@@ -50,9 +50,6 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 	var call harness.Call
 	if err == nil {
 		call, err = recipe.Call()
-		if d, ok := recipe.(*fuzz.GPUDecodeCase); ok && err == nil {
-			d.Digest = fuzz.Digest(call.(*harness.DecodeCall).In)
-		}
 	}
 	if err != nil {
 		r.Status, r.Message = harness.Fail, fmt.Sprintf("building case %d of %s: %v", seed, u.Op, err)
@@ -69,6 +66,9 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 		r.Message = v.Err.Error()
 	}
 	if v.Status == harness.Fail {
+		if d, ok := recipe.(*fuzz.GPUDecodeCase); ok {
+			d.Digest = fuzz.Digest(call.(*harness.DecodeCall).In) // the reproducer notices if the generators change under it
+		}
 		r.Replay = reproducer(l, u, recipe, v.Err, outDir)
 	}
 	return finish()
