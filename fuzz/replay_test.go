@@ -151,3 +151,23 @@ func TestReplayRefuses(t *testing.T) {
 		t.Errorf("a valid query-map case: %v", err)
 	}
 }
+
+// TestDecodeDigestRoundTrip: a decode recipe recorded with its digest (tail scaling and a hostile
+// fill included) rebuilds to the same digest, and a changed recipe is refused.
+func TestDecodeDigestRoundTrip(t *testing.T) {
+	for i := 0; i < 40; i++ {
+		c := GPUDecodeCases(GPUDecodeOptions).Example(i)
+		call, err := c.Call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.record(call)
+		if _, err := c.Call(); err != nil {
+			t.Fatalf("case %d (tail %d, hostile %d): %v", i, c.TailLog2Scale, c.HostileSeed, err)
+		}
+		c.Spec.SMScale *= 1.5
+		if _, err := c.Call(); err == nil || !strings.Contains(err.Error(), "digest mismatch") {
+			t.Fatalf("case %d with a changed sm_scale: %v, expected a digest mismatch", i, err)
+		}
+	}
+}
