@@ -25,6 +25,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/octant-kv/octant/arch"
 )
 
 // cWMMASelftestArgs mirrors octave_wmma_selftest_args (56 bytes; capi_selftest.cpp asserts it).
@@ -594,5 +596,42 @@ func TestWMMAFacts(t *testing.T) {
 	p.A[0][0], p.B[0][0] = 0x3C00, 0x3C00
 	if got := math.Float32frombits(want(p, wmmaF32F16, 0, 0, 0)); got != 1+4*0x1p-23 {
 		t.Errorf("rounding probe: the model's f32 result %v, expected 1 + 4·2^-23 (rounded once)", got)
+	}
+}
+
+// TestWMMATierListed pins which tier list each build reports (docs/kernels.md, "The WMMA tier and
+// its model"): the WMMA tier, decode only with profile wmma-f16q, named "wmma" on gfx1100 (the
+// instructions) and "wmma-model" on the emulator and CUDA builds (the model); not at all on gfx942.
+func TestWMMATierListed(t *testing.T) {
+	_, d := openTestDevice(t)
+	tiers, err := d.Tiers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []TierDesc
+	for _, tr := range tiers {
+		if tr.Tier == TierWMMA {
+			found = append(found, tr)
+		}
+	}
+	want := "wmma-model"
+	switch {
+	case d.Info.Arch == "gfx1100":
+		want = "wmma"
+	case d.Info.Runtime == "HIP":
+		if len(found) != 0 {
+			t.Fatalf("%s lists %+v: expected no WMMA tier (no WMMA instructions)", d.Info.Arch, found)
+		}
+		return
+	}
+	if len(found) != 1 {
+		t.Fatalf("tiers %+v: expected one WMMA tier named %q", tiers, want)
+	}
+	w := found[0]
+	if w.Name != want || w.DecodeProfile != "wmma-f16q" || w.PrefillProfile != "" || !w.Offers(arch.Decode) || w.Offers(arch.Prefill) {
+		t.Errorf("WMMA tier %+v: expected %q, decode only, profile wmma-f16q", w, want)
+	}
+	if tiers[0].Tier != TierPortable {
+		t.Errorf("tiers %+v: expected the portable tier first", tiers)
 	}
 }
