@@ -72,8 +72,14 @@ func TestRegistry(t *testing.T) {
 		if a.LogicalWave != 32 || (a.WaveSize != 32 && a.WaveSize != 64) {
 			t.Errorf("%s: wave %d logical %d", a.Name, a.WaveSize, a.LogicalWave)
 		}
-		if bt := a.BuiltTiers(); len(bt) != 1 || bt[0].Name != "portable" || bt[0].DecodeProfile != "dot4-int8q" {
-			t.Errorf("%s: built tiers %v, expected only portable (dot4-int8q)", a.Name, bt)
+		bt := a.BuiltTiers()
+		if len(bt) == 0 || bt[0].Name != "portable" || bt[0].DecodeProfile != "dot4-int8q" {
+			t.Errorf("%s: built tiers %v, expected portable (dot4-int8q) first", a.Name, bt)
+		}
+		// gfx1100 also has its wmma tier (decode only, wmma-f16q); the others only portable.
+		if a.Name == "gfx1100" && (len(bt) != 2 || bt[1].Name != "wmma" || bt[1].DecodeProfile != "wmma-f16q") ||
+			a.Name != "gfx1100" && len(bt) != 1 {
+			t.Errorf("%s: built tiers %v", a.Name, bt)
 		}
 		for _, k := range a.Kernels {
 			for _, p := range k.Pieces {

@@ -83,7 +83,13 @@ const char* octave_status_name(int32_t s) {
 }
 
 const char* octave_build_info(void) {
-  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS " tiers=portable abi=" OCT_STR(OCTAVE_ABI_VERSION)
+  return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS
+#if defined(OCT_AMD)
+         " tiers=portable,wmma(gfx1100)"
+#else
+         " tiers=portable,wmma-model"
+#endif
+         " abi=" OCT_STR(OCTAVE_ABI_VERSION)
 #if OCTAVE_MUTANT
          " mutant=" OCT_STR(OCTAVE_MUTANT)
 #endif
@@ -200,16 +206,21 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   if (int s = oct_enter(ctx, "tiers")) return s;
   if (!count || cap < 0 || (cap > 0 && !out))
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "tiers: need count, and out when cap > 0 (cap = %d)", cap);
-  // Every architecture of this build has exactly the portable tier.
-  *count = 1;
-  if (cap >= 1) {
-    memset(&out[0], 0, sizeof out[0]);
-    out[0].tier = OCTAVE_TIER_PORTABLE;
-    out[0].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
-    snprintf(out[0].name, sizeof out[0].name, "portable");
-    snprintf(out[0].decode_profile, sizeof out[0].decode_profile, "dot4-int8q");
-    snprintf(out[0].prefill_profile, sizeof out[0].prefill_profile, "prefill-fp32");
-  }
+  // Every architecture has the portable tier; the WMMA tier (decode only, profile wmma-f16q) is on
+  // gfx1100 and, run on the model of the instructions, on the emulator and CUDA builds.
+  octave_tier_desc t[2];
+  memset(t, 0, sizeof t);
+  t[0].tier = OCTAVE_TIER_PORTABLE;
+  t[0].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
+  snprintf(t[0].name, sizeof t[0].name, "portable");
+  snprintf(t[0].decode_profile, sizeof t[0].decode_profile, "dot4-int8q");
+  snprintf(t[0].prefill_profile, sizeof t[0].prefill_profile, "prefill-fp32");
+  t[1].tier = OCTAVE_TIER_WMMA;
+  t[1].ops = OCTAVE_OP_DECODE;
+  snprintf(t[1].name, sizeof t[1].name, "%s", OCT_WMMA_TIER_NAME);
+  snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
+  *count = oct_wmma_on(ctx) ? 2 : 1;
+  for (int i = 0; i < *count && i < cap; i++) out[i] = t[i];
   return OCTAVE_OK;
 }
 

@@ -96,13 +96,23 @@ int check_scale(const char* op, float s) {
   return oct_fail(OCTAVE_ERR_SCALE, "%s: sm_scale = %g, expected a finite value > 0", op, (double)s);
 }
 
-int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
+// The tiers of an op on the context's device (octave_tiers lists the same): portable everywhere;
+// wmma for decode where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA builds).
+int check_tier(const char* op, octave_ctx* ctx, int32_t tier, bool decode) {
   if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
+  if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) {
+    if (decode) return OCTAVE_OK;
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                    "%s: tier 1 (" OCT_WMMA_TIER_NAME ") has no prefill kernel in this library (only decode; the "
+                    "WMMA prefill is issue 14 part 2): use the portable tier (0)",
+                    op);
+  }
   const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
                      : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
   return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
-                  "%s: tier %d (%s) is not available on %s: this library has only the portable tier (0)", op,
-                  tier, name, ctx->arch);
+                  "%s: tier %d (%s) is not available on %s: this library offers %s there", op, tier, name, ctx->arch,
+                  oct_wmma_on(ctx) ? "the portable tier (0) and, for decode, the " OCT_WMMA_TIER_NAME " tier (1)"
+                                   : "only the portable tier (0)");
 }
 
 int check_splits(const char* op, int32_t ns) {
@@ -314,7 +324,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   octave_decode_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_tier(op, ctx, a.tier, true));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -361,13 +371,22 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   p.kv_max = (int64_t)a.max_blocks * a.block_size;
   p.split_len = OCT_MUTANT(OCT_MUT_DECODE_SPLIT_FLOOR) ? p.kv_max / a.num_splits  // mutant: floor
                                                        : (p.kv_max + a.num_splits - 1) / a.num_splits;
+  if (a.tier == OCTAVE_TIER_WMMA) {
+    // Upstream's WMMA geometry (oracle.WMMAGeometry): min(num_splits, 192) splits of
+    // max(ceil(kv_max / ns), 64) tokens rounded up to a multiple of 16; splits past them are empty.
+    const int64_t ns = a.num_splits < 192 ? a.num_splits : 192;
+    int64_t per = (p.kv_max + ns - 1) / ns;
+    per = per > 64 ? per : 64;
+    p.split_len = (per + 15) / 16 * 16;
+  }
   p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride;
   const double log2e = OCT_MUTANT(OCT_MUT_DECODE_NO_LOG2E) ? 1.0 : kLog2e;  // mutant: natural-log scale
   p.score_scale = (float)((double)a.sm_scale * log2e / 64.0);
   memcpy(p.k_signs, a.k_signs, 32);
-  OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
+  if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_decode_wmma_kernel", oct_launch_decode_wmma(p));
+  else OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
   return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,
                            a.num_q_heads, a.num_splits, pstride, a.v_signs);
 }
@@ -397,7 +416,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   octave_prefill_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_tier(op, ctx, a.tier, false));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));

@@ -21,6 +21,25 @@ struct octave_ctx {
   std::unordered_map<void*, uint64_t> allocs;
 };
 
+// The WMMA tier (docs/kernels.md, "The WMMA tier and its model"). AMD builds compile it for gfx1100
+// only, with the v_wmma instructions: a gfx1100 device has it, a gfx942 device does not. The CPU
+// emulator and CUDA builds run the same kernels on the model of the instructions (octave_wmma.h):
+// they offer it on every device, named "wmma-model" so that nobody takes it for a tier of their own
+// architecture (it is evidence for gfx1100's wmma tier, run on a model).
+inline bool oct_wmma_on(const octave_ctx* ctx) {
+#if defined(OCT_AMD)
+  return strcmp(ctx->arch, "gfx1100") == 0;
+#else
+  (void)ctx;
+  return true;
+#endif
+}
+#if defined(OCT_AMD)
+#define OCT_WMMA_TIER_NAME "wmma"
+#else
+#define OCT_WMMA_TIER_NAME "wmma-model"
+#endif
+
 // Sets the calling thread's message (octave_last_error) and returns status. Only failing calls
 // set it; nothing clears it (errno-like, octave_capi.h).
 int oct_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

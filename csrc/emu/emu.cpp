@@ -55,6 +55,7 @@ struct Fiber {
   bool waiting = false;
   unsigned* wait_gen = nullptr;  // generation counter being waited on
   unsigned wait_val = 0;
+  unsigned xgen = 0;  // exchanges this thread has made (oct_emu_wave_exchange's buffer parity)
 };
 
 struct Barrier {
@@ -65,6 +66,10 @@ struct Barrier {
 struct Wave {
   Barrier bar;
   uint32_t slot[32];
+  // oct_emu_wave_exchange: two buffers used alternately, so one barrier per exchange suffices (a
+  // lane can write buffer k & 1 again only after every lane has reached exchange k + 1, i.e. is
+  // done reading exchange k).
+  uint32_t xbuf[2][32 * 16];
 };
 
 struct Emu {
@@ -201,6 +206,17 @@ uint32_t oct_emu_shfl(uint32_t v, int src) {
   uint32_t r = w.slot[src & 31];
   wait_at(w.bar);
   return r;
+}
+
+const uint32_t* oct_emu_wave_exchange(const uint32_t* mine, int words) {
+  if (words < 1 || words > 16) abort();  // a programming error in the caller
+  int tid = oct_emu_tid();
+  Fiber& f = g_emu->fibers[g_emu->cur];
+  Wave& w = g_emu->waves[tid / 32];
+  uint32_t* buf = w.xbuf[f.xgen++ & 1];
+  memcpy(buf + (tid & 31) * words, mine, (size_t)words * 4);
+  wait_at(w.bar);
+  return buf;
 }
 
 float oct_emu_f16_to_f32(uint16_t h) {

@@ -16,6 +16,10 @@ int oct_emu_bid(int dim);
 void oct_emu_sync_block();
 void oct_emu_sync_wave();
 uint32_t oct_emu_shfl(uint32_t v, int src_lane);
+// The 32 lanes of the caller's wave meet (like a shuffle) and exchange `words` (1..16) 32-bit words
+// each: the result is [32 lanes][words], lane-major, valid until the caller's next exchange. Used
+// by the WMMA model (octave_wmma.h), whose one call needs every lane's operands.
+const uint32_t* oct_emu_wave_exchange(const uint32_t* mine, int words);
 float oct_emu_f16_to_f32(uint16_t h);
 uint16_t oct_emu_f32_to_f16(float f);
 

@@ -174,10 +174,13 @@ enum octave_status {
 /* Activation dtypes. */
 enum octave_dtype { OCTAVE_DTYPE_F16 = 1, OCTAVE_DTYPE_BF16 = 2 };
 
-/* Tiers. A tier is a family of kernels with one numeric profile per op (docs/kernels.md). */
+/* Tiers. A tier is a family of kernels with one numeric profile per op (docs/kernels.md). Which
+ * tiers a device has: octave_tiers. */
 enum octave_tier {
   OCTAVE_TIER_PORTABLE = 0, /* decode: dot4-int8q; prefill: prefill-fp32. Every architecture. */
-  OCTAVE_TIER_WMMA = 1,     /* gfx1100 native (not in this build) */
+  OCTAVE_TIER_WMMA = 1,     /* decode only: wmma-f16q. gfx1100 (the v_wmma instructions, tier name
+                               "wmma"); the CPU emulator and CUDA builds run the same kernels on a
+                               model of the instructions (tier name "wmma-model"); gfx942: none */
   OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
   OCTAVE_TIER_MMA = 3       /* sm_90 native (not in this build) */
 };
@@ -224,14 +227,17 @@ int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info); /* in
 typedef struct octave_tier_desc {
   int32_t tier;            /* enum octave_tier */
   int32_t ops;             /* OCTAVE_OP_* bits the tier implements */
-  char name[32];           /* "portable" */
-  char decode_profile[32]; /* "dot4-int8q" */
-  char prefill_profile[32];/* "prefill-fp32" */
+  char name[32];           /* "portable", "wmma" (gfx1100), "wmma-model" (emulator, CUDA: the model) */
+  char decode_profile[32]; /* "dot4-int8q", "wmma-f16q" */
+  char prefill_profile[32];/* "prefill-fp32"; "" for a tier without prefill */
 } octave_tier_desc; /* 104 bytes */
 
 /* Writes up to `cap` tiers available on the context's device into `out` (host) and their number
  * into *count (host; always the full number, which may exceed cap). out may be NULL when cap is 0,
- * to ask only for the count. */
+ * to ask only for the count. The portable tier comes first; then the WMMA tier (decode only) on
+ * gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
+ * gfx1100 instructions, which is evidence for gfx1100's tier, not a tier of the device's own
+ * architecture (docs/kernels.md, "The WMMA tier and its model"). */
 int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count);
 
 /* ---- memory ------------------------------------------------------------------------------------ */
@@ -314,14 +320,18 @@ typedef struct octave_rotate_args {
 int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* a);
 
 /* ---- decode (docs/contract.md §3.3), split-KV, followed by the reduce ----------------------------------
- * Portable tier: profile dot4-int8q. Takes the query unrotated and writes out unrotated (it
+ * tier 0 (portable): profile dot4-int8q; tier 1 (wmma, where octave_tiers lists it): profile
+ * wmma-f16q. Both take the query unrotated and write out unrotated (they
  * rotates internally). Query row i attends to tokens 0..klen-1 of request r = q_to_req[i], with
  * klen = q_to_klen[i] clamped to [0, max_blocks*block_size]; token t is in physical block
  * block_table[r][t / block_size] at offset t % block_size. A block id outside [0, num_blocks)
  * (num_blocks: the physical blocks in the cache) inside klen is skipped: its tokens contribute
  * nothing and the cache is never read there. A row with r outside [0, num_reqs) or klen <= 0
  * (padding) reads nothing and gets out = +0. Every out row 0..num_q-1 is written.
- * Splits: split_len = ceil(max_blocks*block_size / num_splits) tokens each. query_group 1..4
+ * Splits (kv_max = max_blocks*block_size): portable, split_len = ceil(kv_max / num_splits) tokens
+ * each; wmma, upstream's WMMA geometry: min(num_splits, 192) splits of max(ceil(kv_max / ns), 64)
+ * tokens rounded up to a multiple of 16, the partials of splits past them written empty (m = -inf).
+ * The result does not depend on the geometry beyond rounding. query_group 1..4
  * consecutive query rows of one request share every K/V read (rows of different requests in a
  * group are processed one request at a time). partials is the workspace
  * [num_q][Hq][num_splits][partial_stride] fp32, left holding the split partials (§3.4); floats
@@ -394,7 +404,7 @@ typedef struct octave_reduce_args {
 int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
 
 /* ---- prefill (docs/contract.md §3.5), portable tier: profile prefill-fp32 --------------------------------
- * Sequence s owns query rows cu_seqlens_q[s]..cu_seqlens_q[s+1]-1 (qlen rows; cu_seqlens_q
+ * Only the portable tier has prefill in this library (tier 1 gives UNSUPPORTED_TIER). Sequence s owns query rows cu_seqlens_q[s]..cu_seqlens_q[s+1]-1 (qlen rows; cu_seqlens_q
  * non-decreasing, cu_seqlens_q[num_seqs] <= num_tokens) and a cached prefix of
  * ctx = clamp(seq_lens[s] - qlen, 0, max_blocks*block_size) tokens: prefix token t is in physical
  * block block_table[s][t / block_size]; a block id outside [0, num_blocks) (num_blocks: the

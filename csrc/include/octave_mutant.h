@@ -38,3 +38,6 @@
 #define OCT_MUT_PREFILL_CHUNK_CACHED 23  // prefill: chunk tokens read quantized from the cache, not exact from k, v
 #define OCT_MUT_ROTATE_INV_ORDER 24  // rotate: inverse applies the signs before the FWHT (the forward order)
 #define OCT_MUT_QMAPS_PAD_LAST_REQ 25  // query_maps: search over 0..num_reqs-1: padding mapped to the last request
+#define OCT_MUT_WMMA_RESULT_HALVES 26  // wmma model: D register v of lane l holds row v + 8·(l/16) (rows in contiguous halves), not 2v + l/16
+#define OCT_MUT_WMMA_OPSEL_INVERTED 27  // wmma model: the f16-result form reads C from and writes D to the half OPSEL does not select
+#define OCT_MUT_WMMA_IU8_SIGN_SWAP 28  // wmma model: the iu8 form takes A's signedness flag for B and B's for A

@@ -1,0 +1,45 @@
+// Test entry points (csrc/include/octave_selftest.h): not part of the C ABI, used by Octant's Go tests
+// only. octave_wmma_selftest runs one WMMA (instruction or model) per problem on raw registers.
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "octave_host.h"
+#include "octave_selftest.h"
+
+static_assert(sizeof(octave_wmma_selftest_args) == 56 && offsetof(octave_wmma_selftest_args, form) == 40,
+              "octave_wmma_selftest_args layout (kernels/wmma_test.go mirrors it)");
+
+extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* in) {
+  const char* op = "wmma_selftest";
+  octave_wmma_selftest_args a;
+  if (int s = oct_args(in, a, op)) return s;
+  if (int s = oct_enter(ctx, op)) return s;
+  const int allowed = a.form == OCTAVE_WMMA_F32_F16 ? 0
+                      : a.form == OCTAVE_WMMA_F16_F16 ? OCTAVE_WMMA_OPSEL
+                      : a.form == OCTAVE_WMMA_I32_IU8 ? OCTAVE_WMMA_SIGNED_A | OCTAVE_WMMA_SIGNED_B | OCTAVE_WMMA_CLAMP
+                                                      : -1;
+  if (allowed < 0)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: form = %d, expected 0 (f32 <- f16), 1 (f16 <- f16) or 2 (i32 <- iu8)",
+                    op, a.form);
+  if (a.flags & ~allowed)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: flags = %#x, form %d takes only the bits %#x", op, a.flags, a.form,
+                    allowed);
+  if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
+  if (a.reserved0) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: reserved0 = %d, expected 0", op, a.reserved0);
+  const void* ptrs[4] = {a.a, a.b, a.c, a.d};
+  const char* names[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) {
+    if (!ptrs[i]) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, names[i]);
+    if ((uintptr_t)ptrs[i] % 4)
+      return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is not 4-byte aligned: registers are 32-bit words", op,
+                      names[i], ptrs[i]);
+  }
+  if (!oct_wmma_on(ctx))
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                    "%s: %s has no WMMA (gfx1100 runs the instructions; the emulator and CUDA builds run the model)",
+                    op, ctx->arch);
+  OctWmmaSelftestParams p;
+  p.a = a.a, p.b = a.b, p.c = a.c, p.d = a.d, p.form = a.form, p.flags = a.flags, p.n = a.n, p.pad = 0;
+  OCT_LAUNCHED(op, "octave_wmma_selftest_kernel", oct_launch_wmma_selftest(p));
+  return OCTAVE_OK;
+}

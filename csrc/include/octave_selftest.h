@@ -1,0 +1,56 @@
+/* Test entry points of the Octave kernel libraries. NOT PART OF THE C ABI (octave_capi.h): no version,
+ * no compatibility promise, may change or disappear with any commit. They exist for Octant's own Go
+ * tests (kernels/wmma_test.go) and nothing else; production code must not call them.
+ *
+ * octave_wmma_selftest runs one RDNA3 wave32 WMMA per "problem" on the library's device: on gfx1100
+ * the v_wmma_* instruction, on the CPU emulator and CUDA builds the model of it that the WMMA decode
+ * tier runs on (csrc/include/octave_wmma.h; docs/kernels.md, "The WMMA tier and its model"). Its
+ * operands and results are raw per-lane registers, so that the test, not the library, encodes the
+ * documented layout: lane l's A and B registers go in, lane l's D registers come out, and the test
+ * compares them with a plain matrix product packed and unpacked by the layout AMD documents. A model
+ * (or a kernel) with the wrong layout therefore fails the test instead of agreeing with itself.
+ */
+#ifndef OCTAVE_SELFTEST_H
+#define OCTAVE_SELFTEST_H
+
+#include "octave_capi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The WMMA forms (clang builtins __builtin_amdgcn_wmma_*_w32). */
+enum octave_wmma_form {
+  OCTAVE_WMMA_F32_F16 = 0, /* v_wmma_f32_16x16x16_f16: D f32 = A f16 · B f16 + C f32 */
+  OCTAVE_WMMA_F16_F16 = 1, /* v_wmma_f16_16x16x16_f16: D f16 = A f16 · B f16 + C f16, op_sel:[0,0,OPSEL] */
+  OCTAVE_WMMA_I32_IU8 = 2  /* v_wmma_i32_16x16x16_iu8: D i32 = A iu8 · B iu8 + C i32, neg_lo:[SA,SB,0], clamp */
+};
+/* Flags: OPSEL only with F16_F16; SIGNED_A, SIGNED_B, CLAMP only with I32_IU8. */
+enum octave_wmma_flags {
+  OCTAVE_WMMA_OPSEL = 1,    /* 16-bit C and D in the high half of each register (else the low half) */
+  OCTAVE_WMMA_SIGNED_A = 2, /* A bytes are int8 (else uint8) */
+  OCTAVE_WMMA_SIGNED_B = 4, /* B bytes are int8 (else uint8) */
+  OCTAVE_WMMA_CLAMP = 8     /* saturate the int32 results (else wrap) */
+};
+
+typedef struct octave_wmma_selftest_args {
+  uint64_t struct_size;
+  const uint32_t* a; /* device, [n][32 lanes][8] A registers (I32_IU8 reads the first 4 of each 8), 4-byte aligned */
+  const uint32_t* b; /* device, [n][32][8] B registers, the same way */
+  const uint32_t* c; /* device, [n][32][8] C registers */
+  uint32_t* d;       /* device, [n][32][8] D registers, written */
+  int32_t form;      /* enum octave_wmma_form */
+  int32_t flags;     /* enum octave_wmma_flags bits */
+  int32_t n;         /* problems, 1..65535: one wave of 32 lanes each */
+  int32_t reserved0; /* 0 */
+} octave_wmma_selftest_args; /* 56 bytes */
+
+/* Statuses as in octave_capi.h: INVALID_ARGUMENT (form, flags, n, NULL, reserved0, struct_size),
+ * ALIGNMENT, UNSUPPORTED_TIER (a device without WMMA: gfx942), LAUNCH. */
+int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCTAVE_SELFTEST_H */
