@@ -97,6 +97,6 @@ gpu-test:
 
 emu-test: $(KBUILD)/liboctave_emu.so
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
