@@ -127,6 +127,7 @@ func (c *GPUDecodeCase) Call() (harness.Call, error) {
 	t0 := time.Now()
 	in, err := c.Spec.Build()
 	harness.DecodeTiming.Add("build", t0)
+	harness.DecodeTiming.Count()
 	if err != nil {
 		return nil, fmt.Errorf("building the call: %w", err)
 	}

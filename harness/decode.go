@@ -58,7 +58,8 @@ func (c *DecodeCall) workgroups() int {
 
 // DecodeTiming accumulates where the decode judge's time goes (oracle: the profile model and
 // exact attention, computed while the device runs; device: uploads, launches, read-back and the
-// buffer checks, twice per tier). The decode fuzz target logs it.
+// buffer checks, twice per tier). The decode fuzz target counts its cases and adds its build time,
+// and logs it: means are per case, every tier of the case included.
 var DecodeTiming = NewTiming()
 
 // oracleMemo computes the oracle's side of a call once, for every implementation judged on it,
@@ -151,7 +152,6 @@ func declaredProfile(im Impl, op arch.Op) (oracle.Profile, error) {
 // run twice.
 func (c *DecodeCall) judge(l *Lib, im Impl) Verdict {
 	v := newVerdict(arch.Decode, im)
-	DecodeTiming.Count()
 	p, err := declaredProfile(im, arch.Decode)
 	if err != nil {
 		return v.fail(err)
