@@ -15,6 +15,22 @@ import (
 type Unit struct {
 	Op   arch.Op
 	Tier string
+	// LibTier is the tier's name in the library when it differs from Tier: a library that runs
+	// an architecture's native tier on a model of its instructions offers it as "<tier>-model"
+	// (ModelTier).
+	LibTier string
+}
+
+// ModelTier is the name under which a library offers a native tier it runs on a model of the
+// architecture's instructions (the emulator and CUDA builds: "wmma-model").
+func ModelTier(tier string) string { return tier + "-model" }
+
+// libTier is the name of the unit's tier in the library.
+func (u Unit) libTier() string {
+	if u.LibTier != "" {
+		return u.LibTier
+	}
+	return u.Tier
 }
 
 // Units returns the battery's units for an architecture's requirements: one per required tier of
@@ -55,9 +71,9 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 		r.Status, r.Message = harness.Fail, fmt.Sprintf("building case %d of %s: %v", seed, u.Op, err)
 		return finish()
 	}
-	impls, err := harness.Impls(l.OnTier(u.Tier), u.Op)
+	impls, err := harness.Impls(l.OnTier(u.libTier()), u.Op)
 	if err != nil || len(impls) != 1 {
-		r.Status, r.Message = harness.Fail, fmt.Sprintf("the library offers no %s tier for %s (tiers: %v)", u.Tier, u.Op, l.TierNames())
+		r.Status, r.Message = harness.Fail, fmt.Sprintf("the library offers no %s tier for %s (tiers: %v)", u.libTier(), u.Op, l.TierNames())
 		return finish()
 	}
 	v := harness.Check(l, impls[0], call)

@@ -52,14 +52,16 @@ type Certificate struct {
 
 // Certificate modes.
 const (
-	ModeRuntime = "runtime"  // a kernel library's kernels ran on a device
-	ModeStatic  = "isa-only" // code objects compiled and disassembled: no kernel ran
+	ModeRuntime = "runtime"   // a kernel library's kernels ran on a device
+	ModeStatic  = "isa-only"  // code objects compiled and disassembled: no kernel ran
+	ModeModel   = "model+isa" // code objects checked, and the kernels run on another device with a model of the architecture's instructions
 )
 
 // How a required op and tier was examined (Evidence.How).
 const (
 	HowRan      = "ran"      // its kernels ran on a device (Where names it) and were judged
 	HowModel    = "model"    // its kernels ran, with an instruction the device lacks supplied by a model (Where says which)
+	HowOther    = "other"    // the same source ran, compiled for another device (Where says which), in a certificate on a model
 	HowCompiled = "compiled" // its code objects were compiled and disassembled; nothing ran
 	HowMissing  = "missing"  // its kernels do not exist in this repository
 )
@@ -75,7 +77,7 @@ type Evidence struct {
 }
 
 // Runtime reports whether the evidence is runtime evidence (its kernels ran).
-func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel }
+func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel || e.How == HowOther }
 
 // Finish sets the status, summary, evidence counts and verdict from the cases and the missing
 // kernels. A certificate is certified only when no case failed, no required kernel is missing,
@@ -118,6 +120,9 @@ func (c *Certificate) Finish() {
 // Verdict is the one-line verdict a person reads: CERTIFIED, or NOT CERTIFIED with the first
 // reason.
 func (c *Certificate) Verdict() string {
+	if c.Certified && c.Mode == ModeModel {
+		return "CERTIFIED on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
+	}
 	if c.Certified {
 		return "CERTIFIED"
 	}
@@ -331,6 +336,8 @@ func (e Evidence) Describe() string {
 		return "ran on " + e.Where
 	case HowModel:
 		return "ran on a model: " + e.Where
+	case HowOther:
+		return "ran on another device: " + e.Where
 	case HowCompiled:
 		return "compiled and disassembled only (" + e.Where + "): no kernel ran"
 	}

@@ -102,3 +102,71 @@ func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, err
 	c.Finish()
 	return c, nil
 }
+
+// ModelOffered reports whether l runs any of architecture a's native tiers (its required tiers
+// other than portable) on a model of a's instructions: the library offers it as ModelTier(tier)
+// for the op. The certificate then says, per op and tier, what ran on the model and what is
+// missing.
+func ModelOffered(l *harness.Lib, a arch.Arch) bool {
+	for _, r := range a.Requires {
+		for _, t := range r.RequiredTiers() {
+			if t != harness.PortableImpl && l.Offers(r.Op, ModelTier(t)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Model certifies architecture a without its hardware: its code objects compiled and checked
+// (the static cases of Static, from isaDir), and the runtime battery on l, a library for another
+// device that runs a's native tiers on a model of the instructions the device lacks (tiers
+// ModelTier(tier): "wmma-model" runs gfx1100's WMMA decode and prefill with the WMMA
+// instructions supplied by csrc/include/octave_wmma.h) and its portable tier as the same portable
+// source compiled for that device. The evidence says exactly that ("ran on a model"), never "on
+// a's hardware".
+func Model(l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Certificate, error) {
+	if !ModelOffered(l, a) {
+		return nil, fmt.Errorf("%s (%s) runs no model of %s's native tiers (tiers: %v): certify %s on its own device, or with --isa-only", l.Path, l.Dev.Info.Arch, a.Name, l.TierNames(), a.Name)
+	}
+	static, err := Static(a, isaDir, s)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := provenance.FileSHA256(l.Path)
+	if err != nil {
+		return nil, err
+	}
+	dev := l.Dev.Info
+	c := newCertificate(s, ModeModel, a)
+	c.Library, c.LibrarySHA, c.ABI = l.Path, sum, kernels.ABIVersion
+	c.BuildInfo, c.Device, c.Runtime = l.Lib.BuildInfo(), dev.Name, dev.Runtime
+	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
+	for _, r := range a.Requires {
+		for _, t := range r.RequiredTiers() {
+			e := Evidence{Op: r.Op, Tier: t, How: HowModel}
+			switch {
+			case t == harness.PortableImpl:
+				e.How = HowOther
+				e.Where = fmt.Sprintf("the portable source compiled for %s and run on %s (%s), not a %s build; %s's code objects compiled and checked (isa cases)", dev.Arch, dev.Name, l.Path, a.Name, a.Name)
+			default:
+				e.Where = fmt.Sprintf("%s on %s (%s), %s: %s's kernel source with the instructions %s lacks supplied by the model (csrc/include/octave_wmma.h), never %s hardware; %s's code objects compiled and checked (isa cases)",
+					ModelTier(t), dev.Name, dev.Arch, l.Path, a.Name, dev.Arch, a.Name, a.Name)
+			}
+			if m, ok := missingPair(a, r.Op, t); ok {
+				e.How, e.Where = HowMissing, m
+			}
+			c.Evidence = append(c.Evidence, e)
+		}
+	}
+	o.Arch, o.Model = a, true
+	for _, sc := range static.Cases {
+		if strings.HasPrefix(sc.Path, "isa/") {
+			c.Cases = append(c.Cases, sc)
+		}
+	}
+	c.Cases = append(c.Cases, RunBattery(l, o)...)
+	c.NotCertified = []string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}
+	c.Finish()
+	return c, nil
+}

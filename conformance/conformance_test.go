@@ -203,3 +203,25 @@ func TestCountsString(t *testing.T) {
 		t.Errorf("CountsString(nil) = %q", got)
 	}
 }
+
+// TestModelEvidence: a certificate on a model certifies only with runtime evidence for every
+// required op and tier (model or another device's build) and says so in its verdict; one missing
+// kernel keeps it not certified.
+func TestModelEvidence(t *testing.T) {
+	ev := []Evidence{{Op: arch.Decode, Tier: "wmma", How: HowModel, Where: "wmma-model on X"}, {Op: arch.Decode, Tier: "portable", How: HowOther, Where: "X"}}
+	cases := []CaseResult{{Path: "isa/k/p", Status: harness.Pass}, {Path: "decode/wmma/a/seed0", Status: harness.Pass}, {Path: "decode/portable/a/seed0", Status: harness.Pass}}
+	c := &Certificate{Mode: ModeModel, Arch: "gfx1100", Cases: cases, Evidence: ev}
+	c.Finish()
+	if !c.Certified || !strings.Contains(c.Verdict(), "CERTIFIED on a model") || !strings.Contains(c.Verdict(), "not on gfx1100 hardware") {
+		t.Errorf("model certificate: certified %v, verdict %q", c.Certified, c.Verdict())
+	}
+	if r := c.Report(); !strings.Contains(r, "ran on a model: wmma-model on X") || !strings.Contains(r, "ran on another device: X") {
+		t.Errorf("report does not say what ran where:\n%s", r)
+	}
+	c = &Certificate{Mode: ModeModel, Arch: "gfx1100", Cases: cases, Evidence: append(ev, Evidence{Op: arch.Prefill, Tier: "wmma", How: HowMissing, Where: "not built"}),
+		Missing: []string{"prefill: not built"}}
+	c.Finish()
+	if c.Certified {
+		t.Error("a model certificate with a missing kernel certified")
+	}
+}

@@ -16,7 +16,10 @@ type Options struct {
 	Fixed    int           // fixed cases per unit: seeds 0..Fixed−1
 	Seed     int           // first seed of the random cases (at least Fixed)
 	MinCases int           // cases every op and tier must run for the certificate (0: no minimum)
-	OutDir   string        // reproducers of failing cases go to OutDir/regressions
+	// Model runs the architecture's native tiers as the library's "<tier>-model" tiers
+	// (ModelTier): the same kernel source on a model of the instructions the device lacks.
+	Model    bool
+	OutDir   string // reproducers of failing cases go to OutDir/regressions
 	Progress io.Writer
 }
 
@@ -27,9 +30,12 @@ func RunBattery(l *harness.Lib, o Options) []CaseResult {
 	var out []CaseResult
 	var live []Unit
 	for _, u := range Units(o.Arch.Requires) {
-		if !l.Offers(u.Op, u.Tier) {
+		if o.Model && u.Tier != harness.PortableImpl {
+			u.LibTier = ModelTier(u.Tier)
+		}
+		if !l.Offers(u.Op, u.libTier()) {
 			out = append(out, CaseResult{Path: u.String() + "/missing", Status: harness.Fail,
-				Message: fmt.Sprintf("the library offers no %s tier for %s (tiers: %v); the architecture's certificate requires it", u.Tier, u.Op, l.TierNames())})
+				Message: fmt.Sprintf("the library offers no %s tier for %s (tiers: %v); the architecture's certificate requires it", u.libTier(), u.Op, l.TierNames())})
 			continue
 		}
 		live = append(live, u)

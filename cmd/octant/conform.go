@@ -28,7 +28,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	isaOnly := fs.Bool("isa-only", false, "static checks of the AMD code objects (make isa) where no such GPU is present; never certifies")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. Exit 0 certified, 1 not certified (a static check never certifies: nothing runs),\n2 usage or environment error.")
+		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,8 +84,16 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then random cases for %v\n", *lib, l.Dev.Info.Name, a.Name, *fixed, *budget)
-	cert, err := conformance.Runtime(l, a, conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout}, suite)
+	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout}
+	var cert *conformance.Certificate
+	if name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a) {
+		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then random cases for %v\n",
+			a.Name, *lib, l.Dev.Info.Name, l.Dev.Info.Arch, a.Name, a.Name, *isaDir, *fixed, *budget)
+		cert, err = conformance.Model(l, a, *isaDir, o, suite)
+	} else {
+		fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then random cases for %v\n", *lib, l.Dev.Info.Name, a.Name, *fixed, *budget)
+		cert, err = conformance.Runtime(l, a, o, suite)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2
