@@ -17,10 +17,12 @@ extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selft
   const int allowed = a.form == OCTAVE_WMMA_F32_F16 ? 0
                       : a.form == OCTAVE_WMMA_F16_F16 ? OCTAVE_WMMA_OPSEL
                       : a.form == OCTAVE_WMMA_I32_IU8 ? OCTAVE_WMMA_SIGNED_A | OCTAVE_WMMA_SIGNED_B | OCTAVE_WMMA_CLAMP
+                      : a.form == OCTAVE_WMMA_F32_BF16 ? 0
                                                       : -1;
   if (allowed < 0)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: form = %d, expected 0 (f32 <- f16), 1 (f16 <- f16) or 2 (i32 <- iu8)",
-                    op, a.form);
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: form = %d, expected 0 (f32 <- f16), 1 (f16 <- f16), 2 (i32 <- iu8) or 3 (f32 <- bf16)", op,
+                    a.form);
   if (a.flags & ~allowed)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: flags = %#x, form %d takes only the bits %#x", op, a.flags, a.form,
                     allowed);

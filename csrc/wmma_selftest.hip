@@ -10,10 +10,10 @@ template <int FORM, int FLAGS>
 OCT_DEV void wst_run(const OctWmmaSelftestParams& p, int64_t base) {
   OctWmmaH16 a, b;
   for (int i = 0; i < 8; i++) a.r[i] = p.a[base + i], b.r[i] = p.b[base + i];
-  if (FORM == 0) {
+  if (FORM == 0 || FORM == 3) {
     OctWmmaF32 c;
     for (int i = 0; i < 8; i++) c.r[i] = oct_u2f(p.c[base + i]);
-    const OctWmmaF32 d = oct_wmma_f32_16x16x16_f16(a, b, c);
+    const OctWmmaF32 d = FORM == 0 ? oct_wmma_f32_16x16x16_f16(a, b, c) : oct_wmma_f32_16x16x16_bf16(a, b, c);
     for (int i = 0; i < 8; i++) p.d[base + i] = oct_f2u(d.r[i]);
   } else if (FORM == 1) {
     OctWmmaH16 c;
@@ -48,6 +48,7 @@ OCT_KERNEL(32) void octave_wmma_selftest_kernel(OctWmmaSelftestParams p) {
     case 42: wst_run<2, 10>(p, base); break;
     case 44: wst_run<2, 12>(p, base); break;
     case 46: wst_run<2, 14>(p, base); break;
+    case 48: wst_run<3, 0>(p, base); break;
     default: break;
   }
 #else

@@ -39,9 +39,10 @@ type cWMMASelftestArgs struct {
 
 // The forms and flags of octave_selftest.h.
 const (
-	wmmaF32F16 = 0
-	wmmaF16F16 = 1
-	wmmaI32IU8 = 2
+	wmmaF32F16  = 0
+	wmmaF16F16  = 1
+	wmmaI32IU8  = 2
+	wmmaF32BF16 = 3
 
 	wmmaOpsel   = 1
 	wmmaSignedA = 2
@@ -50,7 +51,7 @@ const (
 )
 
 // wmmaProblem is one WMMA: A (M×K), B (K×N), C (M×N) as raw element bits — f16 bits for the f16
-// forms, bytes for iu8; C as f32 bits, f16 bits or int32 — plus the bits of the half of each C/D
+// forms, bf16 bits for the bf16 form, bytes for iu8; C as f32 bits, f16 bits or int32 — plus the bits of the half of each C/D
 // register the f16 form does not select (Other, which must come back unchanged).
 type wmmaProblem struct {
 	name    string
@@ -63,7 +64,8 @@ type wmmaProblem struct {
 // ---- the documented layout (RDNA3 wave32; docs/kernels.md cites the sources) ----------------------
 
 // packInputs: lane l supplies row l mod 16 of A and column l mod 16 of B, element k in half k & 1
-// of register k >> 1 (f16) or byte k & 3 of register k >> 2 (iu8); lanes 16–31 repeat lanes 0–15.
+// of register k >> 1 (f16, bf16) or byte k & 3 of register k >> 2 (iu8); lanes 16–31 repeat lanes
+// 0–15.
 func packInputs(p *wmmaProblem, form int) (a, b [32][8]uint32) {
 	for l := 0; l < 32; l++ {
 		r := l % 16
@@ -169,10 +171,18 @@ func toF16(x float64) uint32 {
 	return sign | uint32(e+14)<<10 | (uint32(q) - 1024)
 }
 
-// dotF16 is Σ_k A[m][k]·B[k][n] in float64, k in order (the model's order) and Σ|A·B|.
-func dotF16(p *wmmaProblem, m, n int) (s, abs float64) {
+// bf16 is the value of bf16 bits (the upper half of a float32).
+func bf16(h uint32) float64 { return float64(math.Float32frombits((h & 0xFFFF) << 16)) }
+
+// dotF16 is Σ_k A[m][k]·B[k][n] in float64, k in order (the model's order) and Σ|A·B|: the
+// elements are f16, or bf16 for the bf16 form (the products are exact either way).
+func dotF16(p *wmmaProblem, form, m, n int) (s, abs float64) {
+	val := f16
+	if form == wmmaF32BF16 {
+		val = bf16
+	}
 	for k := 0; k < 16; k++ {
-		x := f16(p.A[m][k]) * f16(p.B[k][n])
+		x := val(p.A[m][k]) * val(p.B[k][n])
 		s += x
 		abs += math.Abs(x)
 	}
@@ -190,14 +200,14 @@ func iu8(b uint32, signed bool) int64 {
 // rounded once; iu8 exact in 64 bits, clamped or wrapped; replication broken: poisoned.
 func want(p *wmmaProblem, form, flags, m, n int) uint32 {
 	if p.breakAB != 0 {
-		return map[int]uint32{wmmaF32F16: 0x7FC00000, wmmaF16F16: 0x7E00, wmmaI32IU8: 0x80000000}[form]
+		return map[int]uint32{wmmaF32F16: 0x7FC00000, wmmaF16F16: 0x7E00, wmmaI32IU8: 0x80000000, wmmaF32BF16: 0x7FC00000}[form]
 	}
 	switch form {
-	case wmmaF32F16:
-		s, _ := dotF16(p, m, n)
+	case wmmaF32F16, wmmaF32BF16:
+		s, _ := dotF16(p, form, m, n)
 		return math.Float32bits(float32(s + float64(math.Float32frombits(p.C[m][n]))))
 	case wmmaF16F16:
-		s, _ := dotF16(p, m, n)
+		s, _ := dotF16(p, form, m, n)
 		return toF16(s + f16(p.C[m][n]))
 	}
 	s := int64(int32(p.C[m][n]))
@@ -213,7 +223,7 @@ func want(p *wmmaProblem, form, flags, m, n int) uint32 {
 // sameBits compares results; two NaNs of the float forms are the same (payloads are not promised).
 func sameBits(form int, got, exp uint32) bool {
 	switch form {
-	case wmmaF32F16:
+	case wmmaF32F16, wmmaF32BF16:
 		return got == exp || math.IsNaN(float64(math.Float32frombits(got))) && math.IsNaN(float64(math.Float32frombits(exp)))
 	case wmmaF16F16:
 		return got == exp || math.IsNaN(f16(got)) && math.IsNaN(f16(exp))
@@ -225,9 +235,9 @@ func sameBits(form int, got, exp uint32) bool {
 // wmma-f16q bound assumes of it: at most 16 correctly rounded fp32 additions of the 17 terms
 // (γ_16 of their absolute sum), plus, for the f16 result, its rounding to f16. Specials must match.
 func withinHardware(p *wmmaProblem, form, m, n int, got uint32) bool {
-	s, abs := dotF16(p, m, n)
+	s, abs := dotF16(p, form, m, n)
 	var g, c float64
-	if form == wmmaF32F16 {
+	if form != wmmaF16F16 {
 		g, c = float64(math.Float32frombits(got)), float64(math.Float32frombits(p.C[m][n]))
 	} else {
 		g, c = f16(got), f16(p.C[m][n])
@@ -482,6 +492,107 @@ func f16Problems(rng *rand.Rand, form int) []*wmmaProblem {
 	return ps
 }
 
+func randBF16(rng *rand.Rand, lo, hi int) uint32 { // sign, exponent in [lo, hi] (biased), any mantissa
+	return uint32(rng.IntN(2))<<15 | uint32(lo+rng.IntN(hi-lo+1))<<7 | uint32(rng.IntN(128))
+}
+
+// exactBF16 is the bf16 bits of x, which must be a bf16 value.
+func exactBF16(x float64) uint32 {
+	b := math.Float32bits(float32(x))
+	if b&0xFFFF != 0 || float64(float32(x)) != x {
+		panic(fmt.Sprintf("%g is not a bf16 value", x))
+	}
+	return b >> 16
+}
+
+// bf16Problems: the bf16 form (f32 results) on normal bf16 values: moderate and wide ranges, the
+// structured matrices of the f16 form, products near 2^120 (finite sums), specials, the rounding
+// probe and broken replication. bf16 subnormals (below 2^-126) are left out: the prefill kernel's
+// bound allows flushing there, and the hardware's handling is not documented.
+func bf16Problems(rng *rand.Rand) []*wmmaProblem {
+	var ps []*wmmaProblem
+	add := func(name string, fill func(p *wmmaProblem)) {
+		p := &wmmaProblem{name: name}
+		fill(p)
+		ps = append(ps, p)
+	}
+	randC := func(p *wmmaProblem, lo, hi int) {
+		for m := 0; m < 16; m++ {
+			for n := 0; n < 16; n++ {
+				p.C[m][n] = math.Float32bits(float32(rng.NormFloat64() * math.Ldexp(1, lo+rng.IntN(hi-lo+1))))
+			}
+		}
+	}
+	randAB := func(p *wmmaProblem, lo, hi int) {
+		for i := 0; i < 16; i++ {
+			for j := 0; j < 16; j++ {
+				p.A[i][j], p.B[i][j] = randBF16(rng, lo, hi), randBF16(rng, lo, hi)
+			}
+		}
+	}
+	for i := 0; i < 6; i++ { // moderate range (2^-10..2^10)
+		add(fmt.Sprintf("random%d", i), func(p *wmmaProblem) { randAB(p, 117, 137); randC(p, -8, 12) })
+	}
+	add("random-wide", func(p *wmmaProblem) { randAB(p, 80, 170); randC(p, -40, 40) }) // 2^-47..2^43: beyond f16's range
+	add("identity", func(p *wmmaProblem) {
+		randAB(p, 110, 140)
+		randC(p, -4, 4)
+		for m := 0; m < 16; m++ {
+			for k := 0; k < 16; k++ {
+				p.A[m][k] = 0
+			}
+			p.A[m][m] = 0x3F80
+		}
+	})
+	add("onehot-cols", func(p *wmmaProblem) { // B[σ(n)][n] = -2
+		randAB(p, 110, 140)
+		randC(p, -4, 4)
+		perm := rng.Perm(16)
+		for n := 0; n < 16; n++ {
+			for k := 0; k < 16; k++ {
+				p.B[k][n] = 0
+			}
+			p.B[perm[n]][n] = 0xC000
+		}
+	})
+	add("single", func(p *wmmaProblem) { // one product per element, distinct everywhere
+		for m := 0; m < 16; m++ {
+			p.A[m][(m+5)%16] = exactBF16(float64(m + 1))
+		}
+		for n := 0; n < 16; n++ {
+			for k := 0; k < 16; k++ {
+				p.B[k][n] = exactBF16(math.Ldexp(1+float64(n)/128, k-8))
+			}
+		}
+	})
+	add("large", func(p *wmmaProblem) { // products near 2^120, sums below fp32's overflow
+		for i := 0; i < 16; i++ {
+			for j := 0; j < 16; j++ {
+				p.A[i][j], p.B[i][j] = randBF16(rng, 186, 186), randBF16(rng, 186, 186) // ±[2^59, 2^60)
+			}
+		}
+	})
+	add("specials", func(p *wmmaProblem) { // NaN, inf·0, C = -inf
+		randAB(p, 117, 137)
+		p.A[3][7] = 0x7FC0
+		p.A[5][2], p.B[2][9] = 0x7F80, 0x0000
+		p.C[8][8] = math.Float32bits(float32(math.Inf(-1)))
+	})
+	add("rounding-probe", func(p *wmmaProblem) { // 1 + fifteen products of 2^-25: rounded once 1 + 4·2^-23
+		for m := 0; m < 16; m++ {
+			for n := 0; n < 16; n++ {
+				p.A[m][0], p.B[0][n] = 0x3F80, 0x3F80
+				for k := 1; k < 16; k++ {
+					p.A[m][k], p.B[k][n] = 0x3980, 0x3900 // 2^-12 · 2^-13
+				}
+			}
+		}
+	})
+	add("replication-A", func(p *wmmaProblem) { randAB(p, 117, 137); p.breakAB = 1 })
+	add("replication-B", func(p *wmmaProblem) { randAB(p, 117, 137); p.breakAB = 2 })
+	return ps
+}
+
 func iu8Problems(rng *rand.Rand) []*wmmaProblem {
 	var ps []*wmmaProblem
 	add := func(name string, fill func(p *wmmaProblem)) {
@@ -540,8 +651,8 @@ func iu8Problems(rng *rand.Rand) []*wmmaProblem {
 }
 
 // TestWMMAModel checks the WMMA forms against a plain matrix product through the documented
-// register layout: f32 ← f16, f16 ← f16 with both op_sel halves, and i32 ← iu8 with every
-// combination of signed A, signed B and clamp.
+// register layout: f32 ← f16, f16 ← f16 with both op_sel halves, f32 ← bf16 (the WMMA prefill's
+// bf16 chunk), and i32 ← iu8 with every combination of signed A, signed B and clamp.
 func TestWMMAModel(t *testing.T) {
 	r := newWMMARunner(t)
 	rng := rand.New(rand.NewPCG(0x3A3A, 1))
@@ -556,6 +667,7 @@ func TestWMMAModel(t *testing.T) {
 		t.Skipf("%s has no WMMA (refused as expected)", r.d.Info.Arch)
 	}
 	t.Run("f32_f16", func(t *testing.T) { r.check(t, wmmaF32F16, 0, f16Problems(rng, wmmaF32F16)) })
+	t.Run("f32_bf16", func(t *testing.T) { r.check(t, wmmaF32BF16, 0, bf16Problems(rng)) })
 	for _, opsel := range []int{0, wmmaOpsel} {
 		t.Run(fmt.Sprintf("f16_f16/opsel%d", opsel), func(t *testing.T) { r.check(t, wmmaF16F16, opsel, f16Problems(rng, wmmaF16F16)) })
 	}
@@ -596,6 +708,17 @@ func TestWMMAFacts(t *testing.T) {
 	p.A[0][0], p.B[0][0] = 0x3C00, 0x3C00
 	if got := math.Float32frombits(want(p, wmmaF32F16, 0, 0, 0)); got != 1+4*0x1p-23 {
 		t.Errorf("rounding probe: the model's f32 result %v, expected 1 + 4·2^-23 (rounded once)", got)
+	}
+	// The same probe in bf16 bits: 1 = 0x3F80, 2^-12 = 0x3980, 2^-13 = 0x3900.
+	for k := 0; k < 16; k++ {
+		p.A[0][k], p.B[k][0] = 0x3980, 0x3900
+	}
+	p.A[0][0], p.B[0][0] = 0x3F80, 0x3F80
+	if bf16(0x3980) != 0x1p-12 || bf16(0x3900) != 0x1p-13 || exactBF16(-2) != 0xC000 {
+		t.Fatalf("bf16 helpers: %g, %g, %#04x", bf16(0x3980), bf16(0x3900), exactBF16(-2))
+	}
+	if got := math.Float32frombits(want(p, wmmaF32BF16, 0, 0, 0)); got != 1+4*0x1p-23 {
+		t.Errorf("bf16 rounding probe: the model's f32 result %v, expected 1 + 4·2^-23 (rounded once)", got)
 	}
 }
 

@@ -23,7 +23,8 @@ extern "C" {
 enum octave_wmma_form {
   OCTAVE_WMMA_F32_F16 = 0, /* v_wmma_f32_16x16x16_f16: D f32 = A f16 · B f16 + C f32 */
   OCTAVE_WMMA_F16_F16 = 1, /* v_wmma_f16_16x16x16_f16: D f16 = A f16 · B f16 + C f16, op_sel:[0,0,OPSEL] */
-  OCTAVE_WMMA_I32_IU8 = 2  /* v_wmma_i32_16x16x16_iu8: D i32 = A iu8 · B iu8 + C i32, neg_lo:[SA,SB,0], clamp */
+  OCTAVE_WMMA_I32_IU8 = 2, /* v_wmma_i32_16x16x16_iu8: D i32 = A iu8 · B iu8 + C i32, neg_lo:[SA,SB,0], clamp */
+  OCTAVE_WMMA_F32_BF16 = 3 /* v_wmma_f32_16x16x16_bf16: D f32 = A bf16 · B bf16 + C f32 (no flags) */
 };
 /* Flags: OPSEL only with F16_F16; SIGNED_A, SIGNED_B, CLAMP only with I32_IU8. */
 enum octave_wmma_flags {

@@ -4,7 +4,8 @@
 // on the CPU emulator and on NVIDIA GPUs (docs/kernels.md, "The WMMA tier and its model", has the
 // facts with their sources and what the model assumes where the documents are silent).
 //
-//   OCT_AMD gfx1100  __builtin_amdgcn_wmma_{f32,f16}_16x16x16_f16_w32 and
+//   OCT_AMD gfx1100  __builtin_amdgcn_wmma_{f32,f16}_16x16x16_f16_w32,
+//                    __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32 and
 //                    __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32 (v_wmma_* instructions)
 //   OCT_EMU          the model; the wave's 32 fibers meet at each call (oct_emu_wave_exchange), as
 //                    they do at a shuffle
@@ -15,7 +16,7 @@
 //
 // D = A·B + C with A 16×16 (M×K), B 16×16 (K×N), C and D 16×16 (M×N). The register layout (AMD,
 // RDNA3 ISA and the AMD Matrix Instruction Calculator):
-//   A   lane l supplies row l mod 16 as 16 elements; element k: f16 in half k mod 2 (bits
+//   A   lane l supplies row l mod 16 as 16 elements; element k: f16 or bf16 in half k mod 2 (bits
 //       16·(k mod 2)..+15) of register k/2, int8 in byte k mod 4 of register k/4. Lanes 16–31
 //       must hold the same values as lanes 0–15 (the wave32 replication).
 //   B   lane l supplies column l mod 16, elements k like A; lanes 16–31 replicate lanes 0–15.
@@ -30,6 +31,8 @@
 //              to float32 (nearest even). IEEE specials (NaN, ±inf, inf·0) as float64 has them.
 //   f16 ← f16  the same sum, with C an f16 value, rounded once to f16 (nearest even, overflow to
 //              ±inf).
+//   f32 ← bf16 as f32 ← f16 with bf16 operands: each product of two bf16 values (8 significant
+//              bits each) is exact in float64; the sum in k order, plus C, rounded once to float32.
 //   i32 ← iu8  the exact sum in 64 bits of the 16 products (A and B bytes signed or unsigned as
 //              the flags say) and C; CLAMP saturates it to int32, otherwise its low 32 bits.
 // Operands that break the replication (lanes 16–31 of A or B differ from lanes 0–15) are a defect
@@ -41,7 +44,7 @@
 #include "octave_mutant.h"
 
 // Fragments: what one lane holds for one operand, as 32-bit registers.
-struct OctWmmaH16 {  // 16 f16 values (A row, B column; C/D of the f16 form): element k in half k & 1 of r[k >> 1]
+struct OctWmmaH16 {  // 16 f16 or bf16 values (A row, B column; C/D of the f16 form): element k in half k & 1 of r[k >> 1]
   uint32_t r[8];
 };
 struct OctWmmaI8 {  // 16 int8/uint8 values (A row, B column of the iu8 form): element k in byte k & 3 of r[k >> 2]
@@ -73,6 +76,7 @@ struct OctWmmaI32 {  // C/D of the iu8 form: r[v] = D[2v + lane/16][lane % 16]
 #if !OCT_WMMA_MODEL
 // ---- gfx1100: the instructions --------------------------------------------------------------------
 typedef _Float16 OctV16h __attribute__((ext_vector_type(16)));
+typedef short OctV16s __attribute__((ext_vector_type(16)));  // bf16 operands (clang 19 takes them as i16)
 typedef float OctV8f __attribute__((ext_vector_type(8)));
 typedef int OctV4i __attribute__((ext_vector_type(4)));
 typedef int OctV8i __attribute__((ext_vector_type(8)));
@@ -81,6 +85,12 @@ typedef int OctV8i __attribute__((ext_vector_type(8)));
 OCT_DEV OctWmmaF32 oct_wmma_f32_16x16x16_f16(const OctWmmaH16& a, const OctWmmaH16& b, const OctWmmaF32& c) {
   const OctV8f d = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(
       __builtin_bit_cast(OctV16h, a), __builtin_bit_cast(OctV16h, b), __builtin_bit_cast(OctV8f, c));
+  return __builtin_bit_cast(OctWmmaF32, d);
+}
+// v_wmma_f32_16x16x16_bf16
+OCT_DEV OctWmmaF32 oct_wmma_f32_16x16x16_bf16(const OctWmmaH16& a, const OctWmmaH16& b, const OctWmmaF32& c) {
+  const OctV8f d = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(
+      __builtin_bit_cast(OctV16s, a), __builtin_bit_cast(OctV16s, b), __builtin_bit_cast(OctV8f, c));
   return __builtin_bit_cast(OctWmmaF32, d);
 }
 // v_wmma_f16_16x16x16_f16 with op_sel:[0,0,OPSEL]
@@ -145,14 +155,18 @@ OCT_DEV int oct_wmma_row(int v, int lane) {
 }
 
 OCT_DEV double oct_wmma_h2d(uint32_t reg, int half) { return (double)oct_f16_to_f32((uint16_t)(reg >> (16 * half))); }
+OCT_DEV double oct_wmma_b2d(uint32_t reg, int half) { return (double)oct_bf16_to_f32((uint16_t)(reg >> (16 * half))); }
 
-// Σ_k A[m][k]·B[k][n] in float64, k in order 0..15 (m = row, B from the calling lane).
-template <int W>
+// Σ_k A[m][k]·B[k][n] in float64, k in order 0..15 (m = row, B from the calling lane); the 16-bit
+// elements are f16 (BF = false) or bf16 (BF = true).
+template <int W, bool BF = false>
 OCT_DEV double oct_wmma_dot_f16(const OctWmmaWave<W>& wv, int m, const OctWmmaH16& b) {
   uint32_t ar[8];
   for (int i = 0; i < 8; i++) ar[i] = wv.a(m, i);  // NVIDIA: every lane gathers in step
   double s = 0.0;
-  for (int k = 0; k < 16; k++) s += oct_wmma_h2d(ar[k >> 1], k & 1) * oct_wmma_h2d(b.r[k >> 1], k & 1);
+  for (int k = 0; k < 16; k++)
+    s += BF ? oct_wmma_b2d(ar[k >> 1], k & 1) * oct_wmma_b2d(b.r[k >> 1], k & 1)
+            : oct_wmma_h2d(ar[k >> 1], k & 1) * oct_wmma_h2d(b.r[k >> 1], k & 1);
   return s;
 }
 
@@ -187,6 +201,18 @@ OCT_DEV OctWmmaF32 oct_wmma_f32_16x16x16_f16(const OctWmmaH16& a, const OctWmmaH
   const OctWmmaWave<8> wv(a.r, b.r);
   OctWmmaF32 d;
   for (int v = 0; v < 8; v++) d.r[v] = (float)(oct_wmma_dot_f16(wv, oct_wmma_row(v, lane), b) + (double)c.r[v]);
+  if (!wv.replicated())
+    for (int v = 0; v < 8; v++) d.r[v] = oct_u2f(0x7FC00000u);
+  return d;
+}
+
+// f32 ← bf16 (the model of v_wmma_f32_16x16x16_bf16).
+OCT_DEV OctWmmaF32 oct_wmma_f32_16x16x16_bf16(const OctWmmaH16& a, const OctWmmaH16& b, const OctWmmaF32& c) {
+  const int lane = oct_lane();
+  const OctWmmaWave<8> wv(a.r, b.r);
+  OctWmmaF32 d;
+  for (int v = 0; v < 8; v++)
+    d.r[v] = (float)(oct_wmma_dot_f16<8, true>(wv, oct_wmma_row(v, lane), b) + (double)c.r[v]);
   if (!wv.replicated())
     for (int v = 0; v < 8; v++) d.r[v] = oct_u2f(0x7FC00000u);
   return d;
