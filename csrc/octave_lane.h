@@ -44,6 +44,28 @@ OCT_DEV void oct_store8(uint16_t* p, int dtype, const float v[8]) {
   }
 }
 
+// 8 consecutive 16-bit elements as 4 raw words (element 2i in the low half of word i): one 16-byte
+// load when aligned, else eight 2-byte loads (prefill's k and v).
+OCT_DEV void oct_load8_raw(const uint16_t* p, uint32_t u[4]) {
+  if (((uintptr_t)p & 15) == 0) {
+    const OctU4 a = *(const OctU4*)p;
+    u[0] = a.x, u[1] = a.y, u[2] = a.z, u[3] = a.w;
+  } else {
+    for (int i = 0; i < 4; i++) u[i] = p[2 * i] | ((uint32_t)p[2 * i + 1] << 16);
+  }
+}
+
+// The sequence of row i of a prefill: s with cu[s] <= i < cu[s+1], or -1 (cu: cu_seqlens_q).
+OCT_DEV int oct_row_seq(const int32_t* cu, int num_seqs, int64_t i) {
+  int lo = 0, hi = num_seqs;  // #{ j in 1..num_seqs : cu[j] <= i }
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if ((int64_t)cu[mid + 1] <= i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < num_seqs && (int64_t)cu[lo] <= i && i < (int64_t)cu[lo + 1] ? lo : -1;
+}
+
 // ---- signs and the Walsh-Hadamard transform (docs/format.md §3) ------------------------------------------
 // The lane's 8 sign bits: bits 8(l%4)..8(l%4)+7 of word l/4.
 OCT_DEV void oct_apply_signs(const uint32_t signs[8], int lane, float v[8]) {

@@ -11,29 +11,6 @@
 
 enum { PF_ROWS = 8, PF_QPW = PF_ROWS / OCT_WAVES };
 
-#if OCT_DEVICE_BODY
-
-// The sequence of row i: s with cu[s] <= i < cu[s+1], or -1.
-OCT_DEV int oct_row_seq(const int32_t* cu, int num_seqs, int64_t i) {
-  int lo = 0, hi = num_seqs;  // #{ j in 1..num_seqs : cu[j] <= i }
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if ((int64_t)cu[mid + 1] <= i) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < num_seqs && (int64_t)cu[lo] <= i && i < (int64_t)cu[lo + 1] ? lo : -1;
-}
-
-OCT_DEV void oct_load8_raw(const uint16_t* p, uint32_t u[4]) {
-  if (((uintptr_t)p & 15) == 0) {
-    const OctU4 a = *(const OctU4*)p;
-    u[0] = a.x, u[1] = a.y, u[2] = a.z, u[3] = a.w;
-  } else {
-    for (int i = 0; i < 4; i++) u[i] = p[2 * i] | ((uint32_t)p[2 * i + 1] << 16);
-  }
-}
-#endif
-
 OCT_KERNEL(OCT_THREADS) void octave_prefill_fp32_kernel(OctPrefillParams p) {
 #if OCT_DEVICE_BODY
   OCT_SHARED float sQ[PF_ROWS][256];
