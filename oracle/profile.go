@@ -49,18 +49,29 @@ func ParseProfile(name string) (Profile, error) {
 // ParsePrefillProfile maps a prefill tier's declared profile (TierDesc.PrefillProfile) to the
 // (prefix, chunk) pair that [PrefillProfile] models: "prefill-fp32" ([ProfilePrefillFP32] for both
 // parts), or "PREFIX+CHUNK", two profiles of docs/contract.md §5 ("prefill-int8row+prefill-chunk-f16").
+// Either part may leave out the "prefill-" of a §5 name ("prefill-int8row+chunk-f16"): the C ABI's
+// octave_tier_desc.prefill_profile holds 31 characters, and the full pair has 33.
 func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
 	if name == string(ProfilePrefillFP32) {
 		return ProfilePrefillFP32, ProfilePrefillFP32, nil
 	}
+	part := func(s string) (Profile, error) {
+		p, err := ParseProfile(s)
+		if err != nil && s != "" && !strings.HasPrefix(s, "prefill-") {
+			if q, e := ParseProfile("prefill-" + s); e == nil {
+				return q, nil
+			}
+		}
+		return p, err
+	}
 	if a, b, ok := strings.Cut(name, "+"); ok {
-		pa, ea := ParseProfile(a)
-		pb, eb := ParseProfile(b)
+		pa, ea := part(a)
+		pb, eb := part(b)
 		if ea == nil && eb == nil {
 			return pa, pb, nil
 		}
 	}
-	return "", "", fmt.Errorf("oracle: prefill profile %q: expected %s or PREFIX+CHUNK of docs/contract.md §5 profiles %v", name, ProfilePrefillFP32, Profiles)
+	return "", "", fmt.Errorf("oracle: prefill profile %q: expected %s or PREFIX+CHUNK of docs/contract.md §5 profiles %v (\"prefill-\" may be left out of either part)", name, ProfilePrefillFP32, Profiles)
 }
 
 // ReadsCache reports whether the profile describes attention to packed cache tokens (dot4-int8q,

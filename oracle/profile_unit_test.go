@@ -92,12 +92,15 @@ func TestProfileAPI(t *testing.T) {
 	for name, want := range map[string][2]Profile{
 		"prefill-fp32":                      {ProfilePrefillFP32, ProfilePrefillFP32},
 		"prefill-int8row+prefill-chunk-f16": {ProfilePrefillInt8Row, ProfilePrefillChunkF16},
+		"prefill-int8row+chunk-f16":         {ProfilePrefillInt8Row, ProfilePrefillChunkF16}, // the WMMA tier's declaration (31-character ABI field)
+		"int8row+chunk-f16":                 {ProfilePrefillInt8Row, ProfilePrefillChunkF16},
+		"wmma-f16q+chunk-f16":               {ProfileWMMAF16Q, ProfilePrefillChunkF16},
 	} {
 		if a, b, err := ParsePrefillProfile(name); err != nil || a != want[0] || b != want[1] {
 			t.Errorf("ParsePrefillProfile(%q) = %q, %q, %v; expected %q", name, a, b, err, want)
 		}
 	}
-	for _, name := range []string{"", "dot4-int8q", "prefill-int8row+", "prefill-int8row+chunk"} {
+	for _, name := range []string{"", "dot4-int8q", "prefill-int8row+", "prefill-int8row+chunk", "int8row+fp32", "prefill-int8row+prefill-prefill-chunk-f16", "+chunk-f16"} {
 		if _, _, err := ParsePrefillProfile(name); err == nil || !strings.Contains(err.Error(), "expected prefill-fp32 or PREFIX+CHUNK") {
 			t.Errorf("ParsePrefillProfile(%q): %v, expected a refusal", name, err)
 		}
