@@ -206,8 +206,11 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   if (int s = oct_enter(ctx, "tiers")) return s;
   if (!count || cap < 0 || (cap > 0 && !out))
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "tiers: need count, and out when cap > 0 (cap = %d)", cap);
-  // Every architecture has the portable tier; the WMMA tier (decode only, profile wmma-f16q) is on
-  // gfx1100 and, run on the model of the instructions, on the emulator and CUDA builds.
+  // Every architecture has the portable tier; the WMMA tier (decode, profile wmma-f16q; prefill,
+  // profiles prefill-int8row for the prefix and prefill-chunk-f16 for the chunk) is on gfx1100 and,
+  // run on the model of the instructions, on the emulator and CUDA builds. The prefill pair is
+  // written "prefill-int8row+chunk-f16": the field holds 31 characters and the full names 33
+  // (oracle.ParsePrefillProfile reads either).
   octave_tier_desc t[2];
   memset(t, 0, sizeof t);
   t[0].tier = OCTAVE_TIER_PORTABLE;
@@ -216,9 +219,11 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[0].decode_profile, sizeof t[0].decode_profile, "dot4-int8q");
   snprintf(t[0].prefill_profile, sizeof t[0].prefill_profile, "prefill-fp32");
   t[1].tier = OCTAVE_TIER_WMMA;
-  t[1].ops = OCTAVE_OP_DECODE;
+  t[1].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
   snprintf(t[1].name, sizeof t[1].name, "%s", OCT_WMMA_TIER_NAME);
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
+  static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
+  snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
   *count = oct_wmma_on(ctx) ? 2 : 1;
   for (int i = 0; i < *count && i < cap; i++) out[i] = t[i];
   return OCTAVE_OK;

@@ -97,21 +97,16 @@ int check_scale(const char* op, float s) {
 }
 
 // The tiers of an op on the context's device (octave_tiers lists the same): portable everywhere;
-// wmma for decode where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA builds).
-int check_tier(const char* op, octave_ctx* ctx, int32_t tier, bool decode) {
+// wmma (decode and prefill) where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA
+// builds).
+int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
   if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
-  if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) {
-    if (decode) return OCTAVE_OK;
-    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
-                    "%s: tier 1 (" OCT_WMMA_TIER_NAME ") has no prefill kernel in this library (only decode; the "
-                    "WMMA prefill is issue 14 part 2): use the portable tier (0)",
-                    op);
-  }
+  if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) return OCTAVE_OK;
   const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
                      : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
   return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
                   "%s: tier %d (%s) is not available on %s: this library offers %s there", op, tier, name, ctx->arch,
-                  oct_wmma_on(ctx) ? "the portable tier (0) and, for decode, the " OCT_WMMA_TIER_NAME " tier (1)"
+                  oct_wmma_on(ctx) ? "the portable tier (0) and the " OCT_WMMA_TIER_NAME " tier (1)"
                                    : "only the portable tier (0)");
 }
 
@@ -324,7 +319,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   octave_decode_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier, true));
+  OCT_TRY(check_tier(op, ctx, a.tier));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -416,7 +411,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   octave_prefill_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier, false));
+  OCT_TRY(check_tier(op, ctx, a.tier));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -466,7 +461,8 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = a.num_q_heads / a.num_kv_heads;
   p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
-  OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));
+  if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_prefill_wmma_kernel", oct_launch_prefill_wmma(p));
+  else OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));
   return OCTAVE_OK;
 }
 

@@ -94,6 +94,7 @@ hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the 
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_reduce(const OctReduceParams& p);
 hipError_t oct_launch_prefill(const OctPrefillParams& p);
+hipError_t oct_launch_prefill_wmma(const OctPrefillParams& p);  // the WMMA tier (prefill_wmma.hip)
 hipError_t oct_launch_query_maps(const OctQueryMapsParams& p);
 
 // After OCT_LAUNCH: the launch status (hipGetLastError, cudaGetLastError, or the emulator's).

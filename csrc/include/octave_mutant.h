@@ -41,3 +41,8 @@
 #define OCT_MUT_WMMA_RESULT_HALVES 26  // wmma model: D register v of lane l holds row v + 8·(l/16) (rows in contiguous halves), not 2v + l/16
 #define OCT_MUT_WMMA_OPSEL_INVERTED 27  // wmma model: the f16-result form reads C from and writes D to the half OPSEL does not select
 #define OCT_MUT_WMMA_IU8_SIGN_SWAP 28  // wmma model: the iu8 form takes A's signedness flag for B and B's for A
+#define OCT_MUT_PREFILL_WMMA_KSCALE 29  // prefill (wmma): the int8 QK of the prefix without the K block scale (each block's dot taken at scale 1)
+#define OCT_MUT_PREFILL_WMMA_PV256 30  // prefill (wmma): prefix P' = fp16(p · V scale · 256) (wmma-f16q's factor) against the 2^-12 that expects 64
+#define OCT_MUT_PREFILL_WMMA_MERGE 31  // prefill (wmma): the first chunk tile does not rescale o (the prefix's sum) when it raises the running max
+#define OCT_MUT_PREFILL_WMMA_CAUSAL 32  // prefill (wmma): chunk mask u <= j + 1 (a row sees the next row's token)
+#define OCT_MUT_PREFILL_WMMA_UNSIGNED_K 33  // prefill (wmma): the int8 WMMA takes the K codebook bytes as unsigned (neg_lo flag of B off)
