@@ -76,8 +76,9 @@ func TestRegistry(t *testing.T) {
 		if len(bt) == 0 || bt[0].Name != "portable" || bt[0].DecodeProfile != "dot4-int8q" {
 			t.Errorf("%s: built tiers %v, expected portable (dot4-int8q) first", a.Name, bt)
 		}
-		// gfx1100 also has its wmma tier (decode only, wmma-f16q); the others only portable.
-		if a.Name == "gfx1100" && (len(bt) != 2 || bt[1].Name != "wmma" || bt[1].DecodeProfile != "wmma-f16q") ||
+		// gfx1100 also has its wmma tier (decode wmma-f16q, prefill the int8row + chunk-f16 pair);
+		// the others only portable.
+		if a.Name == "gfx1100" && (len(bt) != 2 || bt[1].Name != "wmma" || bt[1].DecodeProfile != "wmma-f16q" || bt[1].PrefillProfile != "prefill-int8row+chunk-f16") ||
 			a.Name != "gfx1100" && len(bt) != 1 {
 			t.Errorf("%s: built tiers %v", a.Name, bt)
 		}

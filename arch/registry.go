@@ -38,10 +38,10 @@ type Tier struct {
 	// that is registered but not built (gfx942's mfma until its kernels exist) cannot be
 	// certified: Missing names it.
 	Built bool
-	// NotBuilt lists the ops of a built tier whose kernels do not exist yet: gfx1100's wmma tier
-	// has its decode (issue 14 part 1) but not its prefill (part 2), so the architecture stays
-	// not certifiable, and Missing names the prefill kernel. An op is built when the tier is Built
-	// and the op is not listed here (BuiltFor).
+	// NotBuilt lists the ops of a built tier whose kernels do not exist yet (gfx1100's wmma tier
+	// had its decode, issue 14 part 1, before its prefill, part 2): the architecture stays not
+	// certifiable, and Missing names the kernel. An op is built when the tier is Built and the op
+	// is not listed here (BuiltFor).
 	NotBuilt []Op
 }
 
@@ -179,9 +179,22 @@ func KernelDecodeWMMAVariants() []string {
 	return []string{"octave_decode_wmma_k3v4_kernel", "octave_decode_wmma_k3v3_kernel", "octave_decode_wmma_k3v3c_kernel"}
 }
 
+// KernelPrefillWMMAVariants are the symbols of the WMMA tier's prefill kernel, one per format for
+// fp16 (csrc/prefill_wmma.hip): every one must show the int8 WMMA (the prefix's QK), the f16 WMMA
+// (the prefix's P'·V, the chunk) and the codebook lookup on gfx1100.
+func KernelPrefillWMMAVariants() []string {
+	return []string{"octave_prefill_wmma_k3v4_kernel", "octave_prefill_wmma_k3v3_kernel", "octave_prefill_wmma_k3v3c_kernel"}
+}
+
+// KernelPrefillWMMABF16Variants are the bf16 variants of the WMMA prefill (an Octant extension):
+// the same pieces, and the bf16 WMMA of the chunk.
+func KernelPrefillWMMABF16Variants() []string {
+	return []string{"octave_prefill_wmma_k3v4_bf16_kernel", "octave_prefill_wmma_k3v3_bf16_kernel", "octave_prefill_wmma_k3v3c_bf16_kernel"}
+}
+
 // KernelWMMASelftest is the test entry point's kernel (csrc/wmma_selftest.hip, not part of the ABI):
-// one WMMA of each form, so on gfx1100 it shows that the builtins become the f16 and iu8
-// instructions (the iu8 one is prefill's, issue 14 part 2).
+// one WMMA of each form, so on gfx1100 it shows that the builtins become the f16, bf16 and iu8
+// instructions.
 const KernelWMMASelftest = "octave_wmma_selftest_kernel"
 
 // KernelDecodeVariants are the symbols of the portable decode kernel, one per format and bound on
@@ -200,8 +213,9 @@ func KernelDecodeVariants() []string {
 const (
 	PieceDot4     = "int8 dot4"
 	PieceCodebook = "codebook lookup"
-	PieceMatrix   = "int8 matrix core" // the native tiers' int8 instruction (prefill; gfx1100: the self-test only)
-	PieceWMMAF16  = "f16 matrix core"  // gfx1100's f16 WMMA with fp32 results (the wmma tier's decode)
+	PieceMatrix   = "int8 matrix core" // the native tiers' int8 instruction (prefill's prefix QK)
+	PieceWMMAF16  = "f16 matrix core"  // gfx1100's f16 WMMA with fp32 results (the wmma tier's decode, prefill's P·V and chunk)
+	PieceWMMABF16 = "bf16 matrix core" // gfx1100's bf16 WMMA with fp32 results (the wmma prefill's bf16 chunk)
 )
 
 func portable() Tier {
@@ -228,14 +242,21 @@ func portableNeeds() []KernelNeeds {
 }
 
 // wmmaNeeds: the WMMA tier's kernels on gfx1100. Decode dots the fp16 query against codebook
-// values (byte permute, then fp16) with the f16 WMMA, and P'·V likewise; the self-test kernel runs
-// the f16 and the iu8 forms.
+// values (byte permute, then fp16) with the f16 WMMA, and P'·V likewise; prefill dots the int8
+// query against the K codebook bytes with the iu8 WMMA and runs P'·V and the chunk on the f16 WMMA
+// (its bf16 variants the chunk on the bf16 WMMA); the self-test kernel runs every form.
 func wmmaNeeds() []KernelNeeds {
 	var needs []KernelNeeds
 	for _, k := range KernelDecodeWMMAVariants() {
 		needs = append(needs, KernelNeeds{k, []string{PieceWMMAF16, PieceCodebook}})
 	}
-	return append(needs, KernelNeeds{KernelWMMASelftest, []string{PieceWMMAF16, PieceMatrix}})
+	for _, k := range KernelPrefillWMMAVariants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceWMMAF16, PieceCodebook}})
+	}
+	for _, k := range KernelPrefillWMMABF16Variants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceWMMAF16, PieceWMMABF16, PieceCodebook}})
+	}
+	return append(needs, KernelNeeds{KernelWMMASelftest, []string{PieceWMMAF16, PieceWMMABF16, PieceMatrix}})
 }
 
 var amdFlags = []string{"-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",
@@ -249,14 +270,16 @@ var registry = []Arch{
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_wmma_i32_16x16x16_iu8"}},
 			{PieceWMMAF16, []string{"v_wmma_f32_16x16x16_f16"}},
+			{PieceWMMABF16, []string{"v_wmma_f32_16x16x16_bf16"}},
 		},
-		// The wmma tier: decode built (csrc/decode_wmma.hip, on the instructions), prefill not yet
-		// (issue 14 part 2), so gfx1100 is not certifiable until it is. The emulator and CUDA
-		// libraries run the same decode on a model of the instructions and list it as "wmma-model":
-		// evidence for this tier (ran on a model), not a tier of emu or sm_90, which is why those
-		// architectures do not register it.
+		// The wmma tier: decode (csrc/decode_wmma.hip) and prefill (csrc/prefill_wmma.hip) built, on
+		// the instructions. Its prefill profile is the pair prefill-int8row (prefix) +
+		// prefill-chunk-f16 (chunk), written as the library declares it (31-character ABI field;
+		// oracle.ParsePrefillProfile). The emulator and CUDA libraries run the same kernels on a
+		// model of the instructions and list them as "wmma-model": evidence for this tier (ran on a
+		// model), not a tier of emu or sm_90, which is why those architectures do not register it.
 		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []Op{Decode, Prefill},
-			DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row", Built: true, NotBuilt: []Op{Prefill}}},
+			DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row+chunk-f16", Built: true}},
 		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
 		Kernels:     append(portableNeeds(), wmmaNeeds()...),
