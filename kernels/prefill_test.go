@@ -33,6 +33,9 @@ type prefillCase struct {
 	holes  bool
 	clamp  bool // max_blocks·block_size smaller than a context: ctx is clamped
 	scale  float32
+	// tiers, when set, runs first in every implementation's subtest (to skip tiers the case is not
+	// for: portableOnly for block sizes that are not multiples of 16).
+	tiers func(t *testing.T, im harness.Impl)
 }
 
 // prefillSetup is a built prefill case.
@@ -124,6 +127,9 @@ func runPrefillCase(t *testing.T, c *prefillCase) {
 	}
 	tBuild := time.Since(t0)
 	harness.ForEachImpl(t, l, arch.Prefill, func(t *testing.T, im harness.Impl) {
+		if c.tiers != nil {
+			c.tiers(t, im)
+		}
 		t1 := time.Now()
 		report(t, "prefill", harness.Check(l, im, call))
 		t.Logf("T %d, Hq %d, qlens %v, ctxs %v, num_blocks %d, max_blocks %d: build %v, prefill twice+oracle+check %v",
@@ -225,6 +231,44 @@ func TestPrefillGrid(t *testing.T) {
 		c.path = fmt.Sprintf("%s/%s/g%d/hkv%d/bs%d/%s/%s/%s/%s/%s", gc["fmt"], gc["dt"], c.g, c.hkv, c.bs, gc["lay"], gc["seqs"], gc["rows"], gc["view"], gc["bt"])
 		t.Run(c.path, func(t *testing.T) {
 			selectGridCase(t, i)
+			runPrefillCase(t, c)
+		})
+	}
+}
+
+// TestPrefillTiles runs prefill shapes at the edges of the WMMA tier's geometry (16 query rows and
+// 16 tokens per tile) on every prefill tier: chunks and prefixes of 15, 16, 17, 31–33 tokens;
+// several sequences whose rows straddle 16-row tiles (rows before cu_seqlens_q[0] shift them);
+// GQA groups the grid does not draw (5, 7: prefill takes any G ≥ 1); block size 7 on the portable
+// tier only (docs/format.md §7 asks native kernels for multiples of 16).
+func TestPrefillTiles(t *testing.T) {
+	lib(t)
+	type shape struct {
+		qlens, ctxs []int
+		lead        int
+	}
+	shapes := []shape{
+		{[]int{1}, []int{15}, 0}, {[]int{15}, []int{16}, 0}, {[]int{16}, []int{17}, 0}, {[]int{17}, []int{0}, 0},
+		{[]int{31}, []int{31}, 0}, {[]int{32}, []int{33}, 1}, {[]int{33}, []int{47}, 15}, {[]int{16}, []int{0}, 16},
+		{[]int{5, 11, 16, 3}, []int{17, 0, 33, 15}, 7}, {[]int{1, 1, 1, 1, 1}, []int{16, 15, 0, 48, 1}, 13},
+		{[]int{20, 12}, []int{64, 63}, 9}, {[]int{9, 30}, []int{0, 100}, 3},
+	}
+	groups := []int{1, 5, 7, 2, 3, 8}
+	sizes := []int{16, 48, 7, 32}
+	formats := []string{"k3v4", "k3v3", "k3v3c"}
+	for i, sh := range shapes {
+		c := &prefillCase{f: kernelFormat(t, storeFormats[formats[i%3]]), dt: kernels.F16, g: groups[i%len(groups)], hkv: 1 + i%2,
+			bs: sizes[i%len(sizes)], lbnhc: i%3 == 1, qlens: sh.qlens, ctxs: sh.ctxs, lead: sh.lead, trail: i % 4, fused: i%4 == 3,
+			holes: i%5 == 2, scale: smScales[i%len(smScales)]}
+		if i%2 == 1 {
+			c.dt = kernels.BF16
+		}
+		if c.bs%16 != 0 {
+			c.tiers = portableOnly
+		}
+		c.path = fmt.Sprintf("q%v/ctx%v/lead%d/%s/%s/g%d/hkv%d/bs%d", sh.qlens, sh.ctxs, sh.lead, formats[i%3], dtName(c.dt), c.g, c.hkv, c.bs)
+		t.Run(c.path, func(t *testing.T) {
+			t.Parallel()
 			runPrefillCase(t, c)
 		})
 	}
