@@ -178,9 +178,10 @@ enum octave_dtype { OCTAVE_DTYPE_F16 = 1, OCTAVE_DTYPE_BF16 = 2 };
  * tiers a device has: octave_tiers. */
 enum octave_tier {
   OCTAVE_TIER_PORTABLE = 0, /* decode: dot4-int8q; prefill: prefill-fp32. Every architecture. */
-  OCTAVE_TIER_WMMA = 1,     /* decode only: wmma-f16q. gfx1100 (the v_wmma instructions, tier name
-                               "wmma"); the CPU emulator and CUDA builds run the same kernels on a
-                               model of the instructions (tier name "wmma-model"); gfx942: none */
+  OCTAVE_TIER_WMMA = 1,     /* decode: wmma-f16q; prefill: prefill-int8row (prefix) + prefill-chunk-f16
+                               (chunk). gfx1100 (the v_wmma instructions, tier name "wmma"); the
+                               CPU emulator and CUDA builds run the same kernels on a model of the
+                               instructions (tier name "wmma-model"); gfx942: none */
   OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
   OCTAVE_TIER_MMA = 3       /* sm_90 native (not in this build) */
 };
@@ -229,13 +230,15 @@ typedef struct octave_tier_desc {
   int32_t ops;             /* OCTAVE_OP_* bits the tier implements */
   char name[32];           /* "portable", "wmma" (gfx1100), "wmma-model" (emulator, CUDA: the model) */
   char decode_profile[32]; /* "dot4-int8q", "wmma-f16q" */
-  char prefill_profile[32];/* "prefill-fp32"; "" for a tier without prefill */
+  char prefill_profile[32];/* "prefill-fp32"; "PREFIX+CHUNK" for two docs/contract.md §5 profiles,
+                              "prefill-" left out of a part where the pair would not fit
+                              ("prefill-int8row+chunk-f16"); "" for a tier without prefill */
 } octave_tier_desc; /* 104 bytes */
 
 /* Writes up to `cap` tiers available on the context's device into `out` (host) and their number
  * into *count (host; always the full number, which may exceed cap). out may be NULL when cap is 0,
- * to ask only for the count. The portable tier comes first; then the WMMA tier (decode only) on
- * gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
+ * to ask only for the count. The portable tier comes first; then the WMMA tier (decode and
+ * prefill) on gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
  * gfx1100 instructions, which is evidence for gfx1100's tier, not a tier of the device's own
  * architecture (docs/kernels.md, "The WMMA tier and its model"). */
 int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count);
@@ -403,8 +406,9 @@ typedef struct octave_reduce_args {
 
 int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
 
-/* ---- prefill (docs/contract.md §3.5), portable tier: profile prefill-fp32 --------------------------------
- * Only the portable tier has prefill in this library (tier 1 gives UNSUPPORTED_TIER). Sequence s owns query rows cu_seqlens_q[s]..cu_seqlens_q[s+1]-1 (qlen rows; cu_seqlens_q
+/* ---- prefill (docs/contract.md §3.5): portable tier, profile prefill-fp32; WMMA tier ------------------
+ * Tiers: portable (0) everywhere; WMMA (1) where octave_tiers lists it for prefill (gfx1100, and
+ * the model on the emulator and CUDA builds). Sequence s owns query rows cu_seqlens_q[s]..cu_seqlens_q[s+1]-1 (qlen rows; cu_seqlens_q
  * non-decreasing, cu_seqlens_q[num_seqs] <= num_tokens) and a cached prefix of
  * ctx = clamp(seq_lens[s] - qlen, 0, max_blocks*block_size) tokens: prefix token t is in physical
  * block block_table[s][t / block_size]; a block id outside [0, num_blocks) (num_blocks: the
@@ -412,13 +416,20 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * whole prefix (from the packed cache) and to the chunk's rows cu_seqlens_q[s]..j of k and v
  * (exact, causal). q, k, v are taken ROTATED and out is written ROTATED: rotate them with
  * octave_rotate (table there). Rows of out that belong to no sequence are not written.
- * dtype: fp16, and bf16 as an Octant extension of the portable tier (docs/contract.md §3.5 asks
- * for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE).
- * Numeric profile prefill-fp32: q, k, v are converted exactly to float32; the cached prefix is
+ * dtype: fp16, and bf16 as an Octant extension of the portable and WMMA tiers (docs/contract.md
+ * §3.5 asks for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE).
+ * Portable tier, numeric profile prefill-fp32: q, k, v are converted exactly to float32; the cached prefix is
  * dequantized exactly (codebook x fp16 scale / 64, exact in float32) in the rotated space; scores
  * are float32 dot products (sequential fused multiply-add over the 256 dims) times
  * sm_scale*log2(e); one online softmax in base 2 over prefix and chunk in float32 (exp2 with a few
  * ulp error); P.V in float32 with fused multiply-add; out = O / L rounded to dtype (nearest even).
+ * WMMA tier, numeric profiles prefill-int8row for the prefix and prefill-chunk-f16 for the chunk
+ * (docs/contract.md §5): the query row quantized to int8 with one scale per row (qmax =
+ * max(1e-8, max|x|), q = rint(x*127/qmax)), an int8 dot per 64-dim K block x the K block scale,
+ * P' = fp16(p * V scale * 64) against the V codebook values; the chunk's q.k from fp16 products
+ * (bf16: bf16 products) in float32, P = fp16(p) against the exact v; one online softmax in base 2
+ * over both; out = O / L rounded to dtype. Any block_size works; docs/format.md §7 promises
+ * multiples of 16 for native tiers (docs/kernels.md, "The WMMA tier and its model").
  * num_tokens == 0 or num_seqs == 0: every pointer but cache may be NULL; block_table may also be
  * NULL when max_blocks is 0. */
 typedef struct octave_prefill_args {
@@ -444,7 +455,7 @@ typedef struct octave_prefill_args {
   int32_t num_blocks;        /* >= 1: physical blocks in the cache */
   int32_t block_size;        /* >= 1 */
   int32_t max_blocks;        /* >= 0: columns of block_table */
-  int32_t max_query_len;     /* >= 0; accepted for signature parity, the portable tier does not use it */
+  int32_t max_query_len;     /* >= 0; accepted for signature parity, no tier uses it */
   float sm_scale;            /* finite, > 0 */
   int32_t reserved0;         /* 0 */
 } octave_prefill_args; /* 216 bytes */
