@@ -19,6 +19,14 @@ type Call interface {
 	judge(l *Lib, im Impl) Verdict
 }
 
+// prefetcher is a Call whose oracle side depends on the implementation (a decode tier's declared
+// profile): CheckAll starts every implementation's model at once, so that they run on the host's
+// cores beside each other and beside the device instead of one after another (the decode fuzz
+// target judges the portable and wmma-model tiers, two profile models, per case).
+type prefetcher interface {
+	prefetch(impls []Impl)
+}
+
 // Check runs c on one implementation and judges it.
 func Check(l *Lib, im Impl, c Call) Verdict { return c.judge(l, im) }
 
@@ -30,6 +38,9 @@ func CheckAll(l *Lib, c Call) []Verdict {
 	if err != nil {
 		v := newVerdict(c.Op(), Impl{Name: "library"})
 		return []Verdict{v.fail(err)}
+	}
+	if pf, ok := c.(prefetcher); ok {
+		pf.prefetch(impls)
 	}
 	out := make([]Verdict, 0, len(impls))
 	for _, im := range impls {
