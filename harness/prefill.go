@@ -65,6 +65,17 @@ func (c *PrefillCall) profile(prefix, chunk oracle.Profile) func() (*oracle.Prof
 	}
 }
 
+// prefetch starts the oracle's model under every implementation's declared profile pair.
+func (c *PrefillCall) prefetch(impls []Impl) {
+	for _, im := range impls {
+		if im.Oracle {
+			c.profile(oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16)
+		} else if prefix, chunk, err := oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err == nil {
+			c.profile(prefix, chunk)
+		}
+	}
+}
+
 // judge runs the call on im and judges it: rows of no sequence untouched; every other element
 // within the declared profile pair's bound (oracle.PrefillProfile); the written rows' distance
 // from exact prefill attention (Verdict's rule); canaries, inputs and gaps intact; the same bits
@@ -123,7 +134,7 @@ func (c *PrefillCall) judge(l *Lib, im Impl) Verdict {
 	if err != nil {
 		return v.fail(err)
 	}
-	return judgeAttention(v, prefix+"+"+chunk, res, got, ex.out, judged, name,
+	return judgeAttention(v, prefix+"+"+chunk, c.Dtype, res, got, ex.out, judged, name,
 		"the profile pair's fp32 arithmetic and "+string(c.Dtype)+" output rounding, oracle.PrefillProfile, docs/bounds.md")
 }
 

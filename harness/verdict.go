@@ -49,9 +49,11 @@ func Worst(a, b Status) Status { return max(a, b) }
 // (docs/contract.md §5): a call fails on any error status, overwritten canary, modified input,
 // written gap or padding row, nondeterministic bits, or an element outside the declared profile's
 // bound (Ratio > 1). An attention output within its profile's bound everywhere but not within the
-// contract's relative L2 (oracle.ContractRelL2) of exact attention is a QualityWarning: the tier
-// followed its declared profile, and the profile's own arithmetic misses the contract on that
-// input (ModelRelL2 says by how much).
+// contract's relative L2 (oracle.ContractRelL2) of exact attention is a QualityWarning when the
+// profile's own arithmetic misses the contract on that input (ModelRelL2 says by how much) or the
+// output dtype cannot hold the values to that precision; when neither explains it (the output as
+// far from its profile's model as the contract allows or farther) it is a Fail: the bound was too
+// loose to judge that case element by element.
 type Verdict struct {
 	Op     arch.Op
 	Impl   string

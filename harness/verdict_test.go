@@ -35,7 +35,7 @@ func TestJudgeAttentionRules(t *testing.T) {
 		{"an overflow within the bound is no contract miss", []float64{1, 2, 3, math.Inf(1)}, exact, nil, Pass, ""},
 		{"the mask limits the contract distance, not the bound check", []float64{1, 2, 7, 4}, exact, []bool{true, true, false, true}, Fail, "element 2"},
 	} {
-		v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, c.got, c.exact, c.judged, name, "test")
+		v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, F16, res, c.got, c.exact, c.judged, name, "test")
 		if v.Status != c.status {
 			t.Errorf("%s: status %v (%v), expected %v", c.what, v.Status, v.Err, c.status)
 			continue
@@ -44,14 +44,30 @@ func TestJudgeAttentionRules(t *testing.T) {
 			t.Errorf("%s: error %v, expected it to contain %q", c.what, v.Err, c.message)
 		}
 	}
-	// Small outputs whose bounds (mostly output rounding) exceed the contract's precision.
-	small := &oracle.ProfileResult{Model: []float64{0.01, 0.02, 0.03}, Bound: []float64{0.001, 0.001, 0.001}}
-	v0 := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, small, []float64{0.0109, 0.0209, 0.0309}, small.Model, nil, name, "test")
+	// Outputs in fp16's subnormal range, whose spacing (2^-24) exceeds the contract's precision:
+	// a tier one spacing off each is within its bounds and no tier's miss.
+	small := &oracle.ProfileResult{Model: []float64{1e-6, 2e-6, 3e-6}, Bound: []float64{1e-7, 1e-7, 1e-7}}
+	v0 := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, F16, small, []float64{1.06e-6, 2.06e-6, 3.06e-6}, small.Model, nil, name, "test")
 	if v0.Status != QualityWarning || !strings.Contains(v0.Err.Error(), "the bounds' norm is 0.0463 of exact attention's") {
 		t.Errorf("within bounds that exceed the contract: %v %v", v0.Status, v0.Err)
 	}
+	// Within a bound that says nothing (long context, near-uniform weights on zero-mean values: the
+	// output cancels far below the bound), a tier writing zeros misses the contract its profile's
+	// model meets: a failure, whatever the bound allows (mutant 35 at 131072 tokens).
+	loose := &oracle.ProfileResult{Model: []float64{0.003, -0.002, 0.001}, Bound: []float64{0.2, 0.2, 0.2}}
+	v1 := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileWMMAF16Q, BF16, loose, []float64{0, 0, 0}, loose.Model, nil, name, "test")
+	if v1.Status != Fail || !strings.Contains(v1.Err.Error(), "too loose to judge this case element by element") {
+		t.Errorf("zeros within a vacuous bound: %v %v", v1.Status, v1.Err)
+	}
+	// The same output one fp16 spacing from the model is no failure: the dtype explains it.
+	if room := dtypeRoom(F16, []float64{1e-6, 2e-6, 3e-6}); room < 0.01 || room > 0.05 {
+		t.Errorf("dtypeRoom(F16) of subnormal outputs = %g, expected about 2^-25/2e-6", room)
+	}
+	if room := dtypeRoom(F16, []float64{1, 2, 3}); room > 1e-3 {
+		t.Errorf("dtypeRoom(F16) of normal outputs = %g, expected about 2^-12", room)
+	}
 	// The contract distance skips elements with no claim (+Inf bound): 99 at element 3 above.
-	v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, res, []float64{1, 2, 3, 99}, exact, nil, name, "test")
+	v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, F16, res, []float64{1, 2, 3, 99}, exact, nil, name, "test")
 	if v.RelL2 != 0 || v.Judged != 4 {
 		t.Errorf("no-claim element: rel L2 %g over %d judged, expected 0 over 4", v.RelL2, v.Judged)
 	}
