@@ -43,6 +43,11 @@ type decodeCase struct {
 	// ContractRelL2 from exact attention (its int8 query error grows with the score range): the
 	// harness reports that as a QualityWarning about the profile, not a failure (docs/kernels.md).
 	sharp bool
+	// vmean is the mean of the cached V values (N(vmean, 1)): with near-uniform weights over many
+	// tokens a zero-mean V cancels to an output far below the terms' sizes, which the order-free
+	// bound cannot resolve (docs/bounds.md, "Long context"); an offset keeps the output as large as
+	// its terms.
+	vmean float64
 	// noPoison quantizes the slots past each request's length instead of poisoning them.
 	noPoison bool
 	// remap, when set, replaces the query maps (and the query) after the store: arbitrary maps.
@@ -170,7 +175,7 @@ func (c *decodeCase) build(t *testing.T, l *harness.Lib, rng *rand.Rand) *decode
 							x *= 8
 						}
 						k[d] = fromAct(toAct(float32(x), c.dt), c.dt)
-						v[d] = fromAct(toAct(float32(rng.NormFloat64()), c.dt), c.dt)
+						v[d] = fromAct(toAct(float32(c.vmean+rng.NormFloat64()), c.dt), c.dt)
 					}
 					q.QuantizeInto(slot, k, v)
 					copy(slot[data:], randBytes(rng, len(slot)-data))
