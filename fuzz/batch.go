@@ -63,6 +63,7 @@ type BatchOptions struct {
 	MaxReqs     int  // requests per batch [8]
 	MaxQueryLen int  // query tokens per request [128: the decode kernel's limit]
 	MaxSeqLen   int  // seq_len per request [MaxSeqLen = 2^17]
+	MinSeqLen   int  // seq_len per request at least this (clipped to MaxSeqLen) [0: the query length]
 	MaxTotalSeq int  // Σ seq_len over the batch, to bound a case's cost [no limit]
 	MaxPadding  int  // cudagraph padding rows after the last request [8]
 	BlockSize   int  // block size whose multiples ±1 the lengths reach [16]
@@ -118,7 +119,7 @@ func drawBatch(d draw, o BatchOptions) Batch {
 		if budget > 0 {
 			hi = min(hi, max(budget, q))
 		}
-		lo := max(q, 0)
+		lo := max(q, min(o.MinSeqLen, o.MaxSeqLen))
 		s := drawLength(d, lo, max(hi, lo), o.BlockSize, "seq_len")
 		if budget > 0 {
 			budget = max(budget-s, 0)

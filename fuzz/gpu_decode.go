@@ -53,6 +53,24 @@ var gpuDecodeSmallOptions = DecodeOptions{
 	MaxKVHeads: 2,
 }
 
+// gpuDecodeLongOptions bound the long calls: one request (and up to 2 padding rows) of 2^16 to
+// MaxSeqLen (2^17) tokens, 1..4 query rows (decode, MTP), one KV head. Long context is where
+// accumulation defects hide (a running sum kept in fp16, a rescale skipped once a tile's maximum
+// stops growing); the bound is the one the oracle derives for the case's own length.
+var gpuDecodeLongOptions = DecodeOptions{
+	Batch:      BatchOptions{MaxReqs: 1, MaxQueryLen: 4, MinSeqLen: 1 << 16, MaxSeqLen: MaxSeqLen, MaxPadding: 2},
+	MaxKVHeads: 1,
+}
+
+// gpuDecodeLongCost bounds a long call's cost: 4 rows of 2^17 tokens at G 4 (the oracle's profile
+// model of such a call takes about a second of one core).
+const gpuDecodeLongCost = 4 * MaxSeqLen * (1 + 4)
+
+// gpuDecodeLongEvery: a large call is long when long_class, drawn in [0, gpuDecodeLongEvery), hits
+// its maximum: about 1 in 1000 of rapid.Check's cases (measured over 2 × 20000 draws), a
+// long call costing about as much as a hundred small ones.
+const gpuDecodeLongEvery = 64
+
 // gpuDecodeCostBudget bounds Σ_rows klen·(Hkv + Hq) of a large call (the oracle's profile
 // evaluation and the cache it must build scale with it); costlier draws are drawn again.
 const gpuDecodeCostBudget = 400_000
@@ -74,14 +92,19 @@ func GPUDecodeCases(o DecodeOptions) *rapid.Generator[*GPUDecodeCase] {
 }
 
 // drawGPUDecodeCase draws a call: a few percent (gpuDecodeLargeEvery) from DecodeSpecs(o) with
-// cost up to gpuDecodeCostBudget, the others small (gpuDecodeSmallOptions, cost up to
+// cost up to gpuDecodeCostBudget, a few of those long (gpuDecodeLongOptions: 2^16..2^17
+// tokens), the others small (gpuDecodeSmallOptions, cost up to
 // gpuDecodeSmallCost); passing other options than GPUDecodeOptions draws every call from them. A
 // call over its cost budget is drawn again.
 func drawGPUDecodeCase(d draw, o DecodeOptions) *GPUDecodeCase {
 	opts, budget := o, gpuDecodeCostBudget
 	// rapid shrinks towards 0: towards the small calls.
-	if o == GPUDecodeOptions && d.intn(0, gpuDecodeLargeEvery-1, "size_class") != gpuDecodeLargeEvery-1 {
-		opts, budget = gpuDecodeSmallOptions, gpuDecodeSmallCost
+	if o == GPUDecodeOptions {
+		if d.intn(0, gpuDecodeLargeEvery-1, "size_class") != gpuDecodeLargeEvery-1 {
+			opts, budget = gpuDecodeSmallOptions, gpuDecodeSmallCost
+		} else if d.intn(0, gpuDecodeLongEvery-1, "long_class") == gpuDecodeLongEvery-1 {
+			opts, budget = gpuDecodeLongOptions, gpuDecodeLongCost
+		}
 	}
 	s := drawDecodeSpec(d, opts)
 	for mergeCost(s) > budget {

@@ -37,6 +37,17 @@ type GPUPrefillCase struct {
 // prefixes up to 1024.
 var GPUPrefillOptions = BatchOptions{MaxReqs: 4, MaxQueryLen: 64, MaxSeqLen: 1024, MaxTotalSeq: 2048, MaxPadding: 3}
 
+// gpuPrefillLongOptions bound the long calls: one sequence of up to 16 chunk tokens after a
+// prefix that makes seq_len 2^16..MaxSeqLen (2^17). The prefill has no splits: one workgroup walks
+// the whole prefix, where accumulation defects show (the bound is derived for the case's length).
+var gpuPrefillLongOptions = BatchOptions{MaxReqs: 1, MaxQueryLen: 16, MinSeqLen: 1 << 16, MaxSeqLen: MaxSeqLen, MaxPadding: 3}
+
+// gpuPrefillLongEvery: a call is long when size_class, drawn in [0, gpuPrefillLongEvery), and then
+// long_class, in [0, 16), hit their maxima (rapid's draws favour the ends: about 2 in 1000 of
+// rapid.Check's cases); its G is then at most 2 and its KV heads 1, so the oracle's profile model
+// of it stays near a second of one core.
+const gpuPrefillLongEvery = 64
+
 // GPUPrefillCases draws prefill calls.
 func GPUPrefillCases() *rapid.Generator[*GPUPrefillCase] {
 	return rapid.Custom(func(t *rapid.T) *GPUPrefillCase { return drawGPUPrefillCase(rapidDraw{t}) })
@@ -50,6 +61,9 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	c.Group = pick(d, oracle.AllowedGroups, "group")
 	bs := pick(d, []int{16, 16, 32, 48, 64}, "block_size")
 	o := GPUPrefillOptions
+	if d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 {
+		o, hkv, c.Group = gpuPrefillLongOptions, 1, min(c.Group, 2)
+	}
 	o.BlockSize = bs
 	c.Batch = drawBatch(d, o)
 	// seq_len at or below the query length: no cached prefix (ctx clamps at 0, docs/contract.md §3.5).

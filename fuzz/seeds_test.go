@@ -76,6 +76,7 @@ func fuzzTargets() []fuzzTarget {
 	return []fuzzTarget{
 		{"FuzzDecode", func(t *rapid.T) any { return GPUDecodeCases(GPUDecodeOptions).Draw(t, "case") }, []fuzzSeed{
 			seed("large-call", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
+			seed("long-context", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() == MaxSeqLen }),
 			seed("splits-1024", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
 			seed("more-splits-than-tokens", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
 			seed("padding-rows", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return some }),
@@ -145,6 +146,7 @@ func fuzzTargets() []fuzzTarget {
 			seed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
 			seed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
 			seed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
+			seed("long-context", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() == MaxSeqLen }),
 			seed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
 			seed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
 			seed("seq-shorter-than-query", func(c *GPUPrefillCase) bool {
@@ -346,7 +348,7 @@ func TestGenerateFuzzSeeds(t *testing.T) {
 		defer flag.Set(name, old)
 	}
 	flag.Set("rapid.nofailfile", "false")
-	flag.Set("rapid.checks", "3000")
+	flag.Set("rapid.checks", "20000") // long-context: about 1 draw in 3000
 	tmp := t.TempDir()
 	wd, _ := os.Getwd()
 	for _, ft := range fuzzTargets() {
