@@ -233,6 +233,7 @@ OCT_DEV void wd_body(const OctDecodeParams& p, WdSmem& sm) {
           OCT_NOUNROLL for (int t = 0; t < WD_TOK; t++) pp[t] = 0;
         }
         lrun[mt] = oct_fma(lrun[mt], alpha, sum);
+        if (OCT_MUTANT(OCT_MUT_DECODE_WMMA_L_F16)) lrun[mt] = oct_f16_to_f32((uint16_t)wd_h(lrun[mt]));  // mutant: l in fp16
         mrun[mt] = mn;
         sm.alpha[w][q] = alpha;  // lanes n and n + 16 write the same values
       }
@@ -267,6 +268,7 @@ OCT_DEV void wd_body(const OctDecodeParams& p, WdSmem& sm) {
       if (w == 0 && hh == 0 && q < nq) {
         float* dst = p.partials + WD_PROW(q);
         dst[256] = mrun[mt], dst[257] = lrun[mt];
+        if (OCT_MUTANT(OCT_MUT_DECODE_WMMA_PARTIAL_L_F16)) dst[257] = oct_f16_to_f32((uint16_t)wd_h(lrun[mt]));  // mutant
       }
     }
 #undef WD_ROWJ

@@ -46,3 +46,5 @@
 #define OCT_MUT_PREFILL_WMMA_MERGE 31  // prefill (wmma): the first chunk tile does not rescale o (the prefix's sum) when it raises the running max
 #define OCT_MUT_PREFILL_WMMA_CAUSAL 32  // prefill (wmma): chunk mask u <= j + 1 (a row sees the next row's token)
 #define OCT_MUT_PREFILL_WMMA_UNSIGNED_K 33  // prefill (wmma): the int8 WMMA takes the K codebook bytes as unsigned (neg_lo flag of B off)
+#define OCT_MUT_DECODE_WMMA_L_F16 34  // decode (wmma): the softmax denominator l kept in fp16 between tiles (a half register; stalls and overflows at long context)
+#define OCT_MUT_DECODE_WMMA_PARTIAL_L_F16 35  // decode (wmma): the partial row's l written to the workspace as an fp16 value (overflows past 65504: a split of that many near-equal weights)
