@@ -38,10 +38,16 @@
 #                     octant conform (CONFORM_BUDGET) concurrently, the fuzz seed corpora and the
 #                     regression corpus on the library, FUZZTIME of each GPU fuzz target (the new
 #                     interesting inputs come back in fuzzcache.tgz)
+#   PHASE=native      the native-tier batch (issue 14): the decode throughput (quiet machine first),
+#                     then concurrently the full kernel grids (both tiers, long context included),
+#                     compute-sanitizer memcheck and racecheck over the -short grids and the WMMA
+#                     model tests (SAN_DEADLINE), octant conform for sm_90 and for gfx1100 on the
+#                     model (carry build/isa/gfx1100); then the fuzz seed corpora and the regression
+#                     corpus, and FUZZTIME of each GPU fuzz target
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -343,6 +349,55 @@ judge)
     grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
     grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
   done
+  tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
+  ;;
+native)
+  for sd in 11 12; do
+    step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
+    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
+      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
+    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
+  done
+  step "concurrently: full kernel grids, sanitizers over the -short grids, conform sm_90 and gfx1100 (model)"
+  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-330} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
+  pids=($!)
+  for tool in memcheck racecheck; do
+    ( timeout ${SAN_TIMEOUT:-330} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.v -test.timeout 20m \
+        -test.run '^(TestDecodeGrid|TestPrefillGrid|TestPrefillTiles|TestWMMAModel|TestWMMATierListed)$' -grid.deadline=${SAN_DEADLINE:-250s} \
+        > "$work/san-$tool.log" 2>&1
+      echo "$tool: exit $?" >> "$work/san-exit.log" ) &
+    pids+=($!)
+  done
+  timeout ${CONFORM_TIMEOUT:-200} ./bin/octant conform --lib "$lib" --budget ${CONFORM_BUDGET:-60s} --out "$work/conform" > "$work/conform.log" 2>&1
+  echo "conform sm_90 exit $?" | tee -a "$log"
+  grep -E -i '^(conform|evidence|missing|too few|verdict)|CERTIFIED' "$work/conform.log" | tail -8 | cut -c1-300 | tee -a "$log"
+  cp "$work/conform/report.md" "$out/report-sm90.md" 2>/dev/null
+  timeout ${CONFORM_TIMEOUT:-200} ./bin/octant conform --lib "$lib" --arch gfx1100 --isa-dir build/isa --budget ${CONFORM_BUDGET:-60s} --out "$work/conform-gfx1100" > "$work/conform-gfx1100.log" 2>&1
+  echo "conform gfx1100 (model) exit $?" | tee -a "$log"
+  grep -E -i '^(conform|evidence|missing|too few|verdict)|CERTIFIED' "$work/conform-gfx1100.log" | tail -8 | cut -c1-300 | tee -a "$log"
+  cp "$work/conform-gfx1100/report.md" "$out/report-gfx1100.md" 2>/dev/null
+  for p in "${pids[@]}"; do wait $p; done
+  cat "$work/grid.exit" "$work/san-exit.log" | tee -a "$log"
+  echo "grid: $(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
+  grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
+  grep -E -- '--- (PASS|FAIL): Test(Decode|Prefill)Long/' "$work/grid.log" | cut -c1-200 | tee -a "$log"
+  for f in "$work"/san-*.log; do
+    echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed, $(grep -c 'past -grid.deadline' $f) past the deadline; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
+    grep -q -E '^(ok|PASS)$' "$f" || { status=1; grep -E -- '--- FAIL|Invalid|Race|Error' "$f" | head -5 | tee -a "$log"; }
+  done
+  step "fuzz seed corpora and the regression corpus on the library"
+  (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v) > "$work/seeds.log" 2>&1 || status=1
+  echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
+  grep -E -- '--- FAIL|long-context' "$work/seeds.log" | head | tee -a "$log"
+  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
+    step "$t for ${FUZZTIME:-20s}"
+    (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-20s} \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
+    grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
+    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
+  done
+  cp "$work/grid.log" "$out/grid.log" 2>/dev/null; gzip -f "$out/grid.log"
   tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
   ;;
 mutate)
