@@ -45,7 +45,7 @@ var gpuPrefillLongOptions = BatchOptions{MaxReqs: 1, MaxQueryLen: 16, MinSeqLen:
 // gpuPrefillLongEvery: a call is long when size_class, drawn in [0, gpuPrefillLongEvery), and then
 // long_class, in [0, 16), hit their maxima (rapid's draws favour the ends: about 2 in 1000 of
 // rapid.Check's cases); its G is then at most 2 and its KV heads 1, so the oracle's profile model
-// of it stays near a second of one core.
+// of it stays near a second of one core. Never in a worker of Go's fuzzer (inFuzzWorker).
 const gpuPrefillLongEvery = 64
 
 // GPUPrefillCases draws prefill calls.
@@ -61,7 +61,7 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	c.Group = pick(d, oracle.AllowedGroups, "group")
 	bs := pick(d, []int{16, 16, 32, 48, 64}, "block_size")
 	o := GPUPrefillOptions
-	if d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 {
+	if !inFuzzWorker() && d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 {
 		o, hkv, c.Group = gpuPrefillLongOptions, 1, min(c.Group, 2)
 	}
 	o.BlockSize = bs

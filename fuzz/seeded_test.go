@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
@@ -54,5 +55,36 @@ func TestSeededRecipesPinned(t *testing.T) {
 	}
 	if _, err := SeededRecipe("attend", 1); err == nil {
 		t.Error("SeededRecipe of an unknown op: expected an error")
+	}
+}
+
+// TestNoLongCallsInFuzzWorker: a worker of Go's fuzzer (-test.fuzzworker) never draws a long
+// call, since the fuzzer ends any input that runs past 10 s; elsewhere long calls are drawn.
+func TestNoLongCallsInFuzzWorker(t *testing.T) {
+	f := flag.Lookup("test.fuzzworker")
+	if f == nil {
+		t.Skip("no -test.fuzzworker flag in this binary")
+	}
+	old := f.Value.String()
+	defer flag.Set("test.fuzzworker", old)
+	count := func() (decode, prefill int) {
+		for seed := uint64(0); seed < 40000; seed++ {
+			d := rngDraw{newRand(seed, 77)}
+			if drawGPUDecodeCase(d, GPUDecodeOptions).Spec.KVMax() >= 1<<16 {
+				decode++
+			}
+			if drawGPUPrefillCase(d).Batch.MaxSeq() >= 1<<16 {
+				prefill++
+			}
+		}
+		return
+	}
+	d, p := count()
+	if d == 0 || p == 0 {
+		t.Fatalf("outside a fuzz worker: %d long decode and %d long prefill calls in 40000 draws each, expected some", d, p)
+	}
+	flag.Set("test.fuzzworker", "true")
+	if d, p := count(); d != 0 || p != 0 {
+		t.Errorf("in a fuzz worker: %d long decode and %d long prefill calls, expected none", d, p)
 	}
 }
