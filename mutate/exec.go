@@ -70,6 +70,7 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	}
 	res := KillResult{}
 	last := name
+	guessed := false // res.By is the last test started, not yet a "--- FAIL" line's name
 	// A kill a moment after the first failure line, not at once: the lines that follow it (the
 	// failing subtest's "--- FAIL", the message) are often already written and name the culprit.
 	// Once the process is waited for, its group id may be reused: the timer then does nothing.
@@ -109,6 +110,7 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 			}
 			if failMsg.MatchString(line) && !res.Killed {
 				res.Killed, res.By, res.After = true, last, time.Since(start)
+				guessed = true
 				stopSoon()
 			}
 			if m := failLine.FindStringSubmatch(line); m != nil {
@@ -116,6 +118,11 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 				case !res.Killed:
 					res.Killed, res.By, res.After = true, m[1], time.Since(start)
 					stopSoon()
+				case guessed:
+					// The name taken at the streamed message was the last test started or
+					// continued, which among parallel subtests need not be the failing one: the
+					// "--- FAIL" lines, when they come within the grace, name it.
+					res.By, guessed = m[1], false
 				case strings.HasPrefix(m[1], res.By+"/"):
 					res.By = m[1] // a parent's line comes first: name the failing subtest
 				}

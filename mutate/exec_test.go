@@ -26,6 +26,12 @@ func TestRunUntilFail(t *testing.T) {
 	if !r.Killed || r.By != "TestB/x" || time.Since(t0) > 10*time.Second {
 		t.Errorf("streamed failure: %+v after %v, expected killed by TestB/x at once", r, time.Since(t0))
 	}
+	// When the "--- FAIL" lines follow within the grace, they name the failing subtest, not the
+	// parallel sibling that happened to continue last (mutant 34's row named a portable subtest).
+	r = RunUntilFail("", "sh", []string{"-c", `echo "=== RUN   TestC"; echo "=== CONT  TestC/y/wmma"; echo "=== CONT  TestC/z/portable"; echo "        [seed 1; reproduce: go test …]"; echo "--- FAIL: TestC"; echo "    --- FAIL: TestC/y"; echo "        --- FAIL: TestC/y/wmma"; sleep 20`}, nil, 0, io.Discard)
+	if !r.Killed || r.By != "TestC/y/wmma" {
+		t.Errorf("streamed failure, then its FAIL lines: %+v, expected killed by TestC/y/wmma", r)
+	}
 	r = RunUntilFail("", "sh", []string{"-c", "sleep 20"}, nil, 200*time.Millisecond, io.Discard)
 	if r.Killed || r.After > 10*time.Second {
 		t.Errorf("budget: %+v, expected stopped at the budget and not counted as a kill", r)
