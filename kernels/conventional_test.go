@@ -121,6 +121,7 @@ func TestConventionalDecode(t *testing.T) {
 				for _, dt := range []kernels.Dtype{kernels.F16, kernels.BF16} {
 					path := fmt.Sprintf("%s/qg%d/splits%d/%s", fmtName(id), qg, splits, dtName(dt))
 					t.Run(path, func(t *testing.T) {
+						t.Parallel() // (as the grids: on the emulator's two cores this suite took 7 of make test's 15 minutes one case at a time)
 						forEachTier(t, arch.Decode, func(t *testing.T, tier kernels.TierDesc) {
 							conventionalDecode(t, dev, tier, kernelFormat(t, id), dt, qg, splits, lens)
 						})
@@ -205,6 +206,7 @@ func TestConventionalPrefill(t *testing.T) {
 		for k, shape := range []struct{ q, ctx []int }{{[]int{300}, []int{2500}}, {[]int{129, 1, 517}, []int{2500, 0, 4100}}} {
 			path := fmt.Sprintf("%s/shape%d", fmtName(id), k)
 			t.Run(path, func(t *testing.T) {
+				t.Parallel()
 				c := &prefillCase{path: path, f: kernelFormat(t, id), dt: kernels.F16, g: 6, hkv: 1, bs: 16, qlens: shape.q, ctxs: shape.ctx, scale: 1.0 / 16}
 				s := c.build(t, rand.New(rand.NewPCG(3, uint64(k))))
 				exact, written, err := oracle.ExactPrefill(s.in)
