@@ -364,30 +364,22 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 	return outputRows(out, op, nq, hq*d, outTok)
 }
 
-// norm2 is the Euclidean norm of x.
-// dtypeRoom is the relative L2 that rounding exact to dt may cost at most: half the dtype's spacing
-// at each value (its subnormal spacing near zero), over the norm of exact.
+// dtypeRoom is the relative L2 that rounding exact to dt may cost at most, as the bounds model the
+// output rounding (oracle.Dtype.Rounding: u·|x| + abs per value), over the norm of exact.
 func dtypeRoom(dt Dtype, exact []float64) float64 {
-	half := make([]float64, len(exact))
+	u, abs, err := dt.Oracle().Rounding()
+	n := norm2(exact)
+	if err != nil || n == 0 {
+		return math.Inf(1)
+	}
+	room := make([]float64, len(exact))
 	for i, x := range exact {
-		a := float32(math.Abs(x))
-		if math.IsInf(float64(a), 0) || math.IsNaN(float64(a)) || a >= dt.MaxFinite() {
-			continue
-		}
-		b := dt.Bits(a)
-		lo := dt.FromBits(b)
-		if lo > a && b > 0 {
-			b--
-			lo = dt.FromBits(b)
-		}
-		half[i] = float64(dt.FromBits(b+1)-lo) / 2
+		room[i] = u*math.Abs(x) + abs
 	}
-	if n := norm2(exact); n > 0 {
-		return norm2(half) / n
-	}
-	return math.Inf(1)
+	return norm2(room) / n
 }
 
+// norm2 is the Euclidean norm of x.
 func norm2(x []float64) float64 {
 	var s float64
 	for _, v := range x {

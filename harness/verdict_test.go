@@ -61,7 +61,7 @@ func TestJudgeAttentionRules(t *testing.T) {
 	}
 	// The same output one fp16 spacing from the model is no failure: the dtype explains it.
 	if room := dtypeRoom(F16, []float64{1e-6, 2e-6, 3e-6}); room < 0.01 || room > 0.05 {
-		t.Errorf("dtypeRoom(F16) of subnormal outputs = %g, expected about 2^-25/2e-6", room)
+		t.Errorf("dtypeRoom(F16) of subnormal outputs = %g, expected about 2^-25 per value over their norm", room)
 	}
 	if room := dtypeRoom(F16, []float64{1, 2, 3}); room > 1e-3 {
 		t.Errorf("dtypeRoom(F16) of normal outputs = %g, expected about 2^-12", room)

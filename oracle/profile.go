@@ -117,6 +117,10 @@ func (t Dtype) rounding() (u, abs float64, err error) {
 	return 0, 0, fmt.Errorf("output dtype %v: expected DtypeF16, DtypeBF16 or DtypeF32", t)
 }
 
+// Rounding is the dtype's rounding as the bounds model it: rounding x to the dtype changes it by
+// at most u·|x| + abs (u the unit roundoff, abs half the smallest subnormal).
+func (t Dtype) Rounding() (u, abs float64, err error) { return t.rounding() }
+
 // OverflowAt is the smallest magnitude that rounds to ±inf in the dtype (round to nearest even:
 // halfway between the largest finite value and the next power of two).
 func (t Dtype) OverflowAt() float64 {
