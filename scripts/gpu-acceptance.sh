@@ -76,6 +76,35 @@ if [ ! -f "$lib" ] || [ "${REBUILD:-0}" = 1 ]; then
 fi
 sha256sum "$lib" | tee -a "$log"
 
+# Shared by the judge and native phases: the decode throughput (TestGPUDecode, DECODE_CHECKS
+# cases, seeds 11 and 12), the grid log's counts, and the fuzz seed corpora and regression corpus
+# on the library followed by FUZZTIME (default $1) of each GPU fuzz target, in fuzz/.
+decode_throughput() {
+  for sd in 11 12; do
+    step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
+    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
+      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
+    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
+  done
+}
+grid_summary() {
+  echo "grid: $(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
+  grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
+}
+seeds_and_fuzz() {
+  step "fuzz seed corpora and the regression corpus on the library"
+  (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v) > "$work/seeds.log" 2>&1 || status=1
+  echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
+  grep -E -- '--- FAIL|long-context' "$work/seeds.log" | head | tee -a "$log"
+  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
+    step "$t for ${FUZZTIME:-$1}"
+    (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-$1} \
+      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
+    grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
+    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
+  done
+}
+
 case $PHASE in
 batch)
   step "kernel grid (full) against the oracle"
@@ -320,12 +349,7 @@ soak)
   grep -h -E -A3 '^--- FAIL' "$work"/soak-*.log | head -40 | cut -c1-400 | tee -a "$log"
   ;;
 judge)
-  for sd in 11 12; do
-    step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
-    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
-      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
-    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
-  done
+  decode_throughput
   step "kernel grids (full) and octant conform (${CONFORM_BUDGET:-90s}), concurrently"
   ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-300} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
   gpid=$!
@@ -336,28 +360,12 @@ judge)
   cp "$work/conform/report.md" "$out/report.md" 2>/dev/null
   wait $gpid
   cat "$work/grid.exit" | tee -a "$log"
-  echo "$(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
-  grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
-  step "fuzz seed corpora and the regression corpus on the library"
-  (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v) > "$work/seeds.log" 2>&1 || status=1
-  echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
-  grep -E -- '--- FAIL' "$work/seeds.log" | head | tee -a "$log"
-  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
-    step "$t for ${FUZZTIME:-40s}"
-    (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-40s} \
-      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
-    grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
-    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
-  done
+  grid_summary
+  seeds_and_fuzz 40s
   tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
   ;;
 native)
-  for sd in 11 12; do
-    step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
-    OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
-      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
-    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
-  done
+  decode_throughput
   step "concurrently: full kernel grids, sanitizers over the -short grids, conform sm_90 and gfx1100 (model)"
   ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-330} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
   pids=($!)
@@ -379,24 +387,13 @@ native)
   cp "$work/conform-gfx1100/report.md" "$out/report-gfx1100.md" 2>/dev/null
   for p in "${pids[@]}"; do wait $p; done
   cat "$work/grid.exit" "$work/san-exit.log" | tee -a "$log"
-  echo "grid: $(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
-  grep -E -- '--- FAIL|^(ok|PASS|FAIL)|panic' "$work/grid.log" | head -20 | cut -c1-300 | tee -a "$log"
+  grid_summary
   grep -E -- '--- (PASS|FAIL): Test(Decode|Prefill)Long/' "$work/grid.log" | cut -c1-200 | tee -a "$log"
-  for f in "$work"/san-*.log; do
+  for f in "$work"/san-memcheck.log "$work"/san-racecheck.log; do
     echo "-- $(basename $f): $(grep -c -E -- '--- PASS' $f) passed, $(grep -c -E -- '--- FAIL' $f) failed, $(grep -c 'past -grid.deadline' $f) past the deadline; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $f | tail -1)" | tee -a "$log"
     grep -q -E '^(ok|PASS)$' "$f" || { status=1; grep -E -- '--- FAIL|Invalid|Race|Error' "$f" | head -5 | tee -a "$log"; }
   done
-  step "fuzz seed corpora and the regression corpus on the library"
-  (cd fuzz && OCTANT_LIB=$lib ../bin/fuzz-plain.test -test.count=1 -test.run '^Fuzz|TestReplayRegressions|TestFuzzSeedsMean' -test.v) > "$work/seeds.log" 2>&1 || status=1
-  echo "$(grep -c -E -- '--- PASS' "$work/seeds.log") passed, $(grep -c -E -- '--- FAIL' "$work/seeds.log") failed" | tee -a "$log"
-  grep -E -- '--- FAIL|long-context' "$work/seeds.log" | head | tee -a "$log"
-  for t in ${TARGETS:-FuzzDecode FuzzStore FuzzRotate FuzzReduce FuzzPrefill}; do
-    step "$t for ${FUZZTIME:-20s}"
-    (cd fuzz && OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ../bin/fuzz.test -test.run '^$' -test.fuzz "^$t\$" -test.fuzztime ${FUZZTIME:-20s} \
-      -test.fuzzminimizetime 10x -test.parallel 1 -test.fuzzcachedir "$work/fuzzcache") > "$work/$t.log" 2>&1 || status=1
-    grep -E '^fuzz: elapsed' "$work/$t.log" | tail -1 | tee -a "$log"
-    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$|replay:' "$work/$t.log" | head -4 | cut -c1-300 | tee -a "$log"
-  done
+  seeds_and_fuzz 20s
   cp "$work/grid.log" "$out/grid.log" 2>/dev/null; gzip -f "$out/grid.log"
   tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
   ;;
