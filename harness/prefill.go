@@ -65,12 +65,23 @@ func (c *PrefillCall) profile(prefix, chunk oracle.Profile) func() (*oracle.Prof
 	}
 }
 
-// prefetch starts the oracle's model under every implementation's declared profile pair.
+// declaredPrefillProfiles is the profile pair an implementation declares (the oracle's own model:
+// the upstream-like prefill-int8row + prefill-chunk-f16).
+func declaredPrefillProfiles(im Impl) (prefix, chunk oracle.Profile, err error) {
+	if im.Oracle {
+		return oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16, nil
+	}
+	if prefix, chunk, err = oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err != nil {
+		return "", "", fmt.Errorf("tier declares prefill profile %q: %v", im.Tier.PrefillProfile, err)
+	}
+	return prefix, chunk, nil
+}
+
+// prefetch starts the oracle's model under every implementation's declared profile pair (one it
+// cannot parse is left for judge to fail).
 func (c *PrefillCall) prefetch(impls []Impl) {
 	for _, im := range impls {
-		if im.Oracle {
-			c.profile(oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16)
-		} else if prefix, chunk, err := oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err == nil {
+		if prefix, chunk, err := declaredPrefillProfiles(im); err == nil {
 			c.profile(prefix, chunk)
 		}
 	}
@@ -86,12 +97,9 @@ func (c *PrefillCall) judge(l *Lib, im Impl) Verdict {
 	in := c.In
 	d := in.Cache.F.HeadSize
 	rowLen := in.NumQHeads * d
-	prefix, chunk := oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16
-	if !im.Oracle {
-		var err error
-		if prefix, chunk, err = oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err != nil {
-			return v.failf("tier declares prefill profile %q: %v", im.Tier.PrefillProfile, err)
-		}
+	prefix, chunk, err := declaredPrefillProfiles(im)
+	if err != nil {
+		return v.fail(err)
 	}
 	model, exact := c.profile(prefix, chunk), c.exact()
 	ex, err := exact()
