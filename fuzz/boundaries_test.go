@@ -2,8 +2,9 @@ package fuzz
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,13 +46,8 @@ func (c *coverage) require(bs ...string) {
 			miss = append(miss, b)
 		}
 	}
-	keys := make([]string, 0, len(c.hits))
-	for k := range c.hits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.hits)) {
 		parts = append(parts, fmt.Sprintf("%s:%d", k, c.hits[k]))
 	}
 	c.t.Logf("%s, %d draws: %s", c.name, c.n, strings.Join(parts, " "))
@@ -64,13 +60,8 @@ func (c *coverage) require(bs ...string) {
 // fewer than min of them.
 func (c *coverage) requireShare(min float64, bs ...string) {
 	c.t.Helper()
-	keys := make([]string, 0, len(c.hits))
-	for k := range c.hits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.hits)) {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(c.hits[k])/float64(c.n)))
 	}
 	c.t.Logf("%s, %d cases: %s", c.name, c.n, strings.Join(parts, ", "))

@@ -478,19 +478,24 @@ func f16Problems(rng *rand.Rand, form int) []*wmmaProblem {
 	// Rounding probe: 1 + fifteen products of 2^-25. Rounded once: 1 + 4·2^-23; by 15 successive
 	// fp32 additions (nearest or toward zero): 1. Only the model's arithmetic is required; on the
 	// hardware the difference is logged (both are within the bound's assumption).
-	add("rounding-probe", func(p *wmmaProblem) {
-		for m := 0; m < 16; m++ {
-			for n := 0; n < 16; n++ {
-				p.A[m][0], p.B[0][n] = 0x3C00, 0x3C00
-				for k := 1; k < 16; k++ {
-					p.A[m][k], p.B[k][n] = 0x0C00, 0x0800 // 2^-12 · 2^-13
-				}
-			}
-		}
-	})
+	add("rounding-probe", func(p *wmmaProblem) { roundingProbe(p, 0x3C00, 0x0C00, 0x0800) })
 	add("replication-A", func(p *wmmaProblem) { randAB(p, 8, 16); p.breakAB = 1 })
 	add("replication-B", func(p *wmmaProblem) { randAB(p, 8, 16); p.breakAB = 2 })
 	return ps
+}
+
+// roundingProbe fills p with 1 + fifteen products of 2^-25 in every element: A's column 0 and B's
+// row 0 are one (bits of 1.0), the other columns of A 2^-12 (a) and rows of B 2^-13 (b), in the
+// operands' 16-bit format. Rounded once the sum is 1 + 4·2^-23; by 15 successive fp32 additions, 1.
+func roundingProbe(p *wmmaProblem, one, a, b uint32) {
+	for m := 0; m < 16; m++ {
+		for n := 0; n < 16; n++ {
+			p.A[m][0], p.B[0][n] = one, one
+			for k := 1; k < 16; k++ {
+				p.A[m][k], p.B[k][n] = a, b
+			}
+		}
+	}
 }
 
 func randBF16(rng *rand.Rand, lo, hi int) uint32 { // sign, exponent in [lo, hi] (biased), any mantissa
@@ -579,16 +584,7 @@ func bf16Problems(rng *rand.Rand) []*wmmaProblem {
 		p.A[5][2], p.B[2][9] = 0x7F80, 0x0000
 		p.C[8][8] = math.Float32bits(float32(math.Inf(-1)))
 	})
-	add("rounding-probe", func(p *wmmaProblem) { // 1 + fifteen products of 2^-25: rounded once 1 + 4·2^-23
-		for m := 0; m < 16; m++ {
-			for n := 0; n < 16; n++ {
-				p.A[m][0], p.B[0][n] = 0x3F80, 0x3F80
-				for k := 1; k < 16; k++ {
-					p.A[m][k], p.B[k][n] = 0x3980, 0x3900 // 2^-12 · 2^-13
-				}
-			}
-		}
-	})
+	add("rounding-probe", func(p *wmmaProblem) { roundingProbe(p, 0x3F80, 0x3980, 0x3900) }) // the same in bf16
 	add("replication-A", func(p *wmmaProblem) { randAB(p, 117, 137); p.breakAB = 1 })
 	add("replication-B", func(p *wmmaProblem) { randAB(p, 117, 137); p.breakAB = 2 })
 	return ps
