@@ -61,7 +61,9 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	c.Group = pick(d, oracle.AllowedGroups, "group")
 	bs := pick(d, []int{16, 16, 32, 48, 64}, "block_size")
 	o := GPUPrefillOptions
-	if !inFuzzWorker() && d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 {
+	// Drawn in a fuzz worker too (only the outcome is ignored there), so that a seed's bytes mean
+	// the same case in the worker as in `go test`'s replay.
+	if d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 && !inFuzzWorker() {
 		o, hkv, c.Group = gpuPrefillLongOptions, 1, min(c.Group, 2)
 	}
 	o.BlockSize = bs
@@ -152,4 +154,22 @@ func (c *GPUPrefillCase) Call() (harness.Call, error) {
 		call = hostilePrefill(call, c.HostileSeed, PrefillRegions)
 	}
 	return call, nil
+}
+
+// clampedBeforeLast reports whether the clamped block table (ClampBlocks) cuts the prefix of a
+// sequence that another follows: a prefix loop that runs past its row of the table then reads the
+// next sequence's blocks, which no row may attend (docs/contract.md §3.5).
+func (c *GPUPrefillCase) clampedBeforeLast() bool {
+	mb := c.Table.MaxBlocks
+	if c.ClampBlocks == 0 || mb <= 1 {
+		return false
+	}
+	limit := max(1, mb-c.ClampBlocks) * c.Cache.BlockSize
+	reqs := c.Batch.Requests
+	for _, r := range reqs[:max(0, len(reqs)-1)] {
+		if r.SeqLen-r.QueryLen > limit {
+			return true
+		}
+	}
+	return false
 }

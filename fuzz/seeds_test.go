@@ -2,7 +2,9 @@ package fuzz
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -102,13 +104,17 @@ func fuzzTargets() []fuzzTarget {
 				return false
 			}),
 			seed("fused-view-out-gap", func(c *GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
-			seed("stale-workspace", func(c *GPUDecodeCase) bool { return c.StaleWorkspace }),
+			// The seeds of must-not-matter inputs hold them where they matter: a stale or hostile
+			// workspace under a padding row, which a kernel that skips the row leaves wrong (over a
+			// clean workspace it happens to be right, and a seed is the smallest case with its
+			// property: nothing it does not ask for).
+			seed("stale-workspace", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return c.StaleWorkspace && some }),
 			seed("g8", func(c *GPUDecodeCase) bool { return c.Spec.Group == 8 }),
 			seed("compact-bf16-lbnhc", func(c *GPUDecodeCase) bool {
 				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == LBNHC
 			}),
 			seed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
-			seed("hostile-fill", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return c.HostileSeed != 0 && !all }),
+			seed("hostile-fill", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return c.HostileSeed != 0 && some }),
 			seed("mtp-tail-scaled", func(c *GPUDecodeCase) bool {
 				return c.TailLog2Scale != 0 && slices.ContainsFunc(c.Spec.Batch.Requests, func(r Request) bool { return r.QueryLen >= 2 && r.SeqLen > r.QueryLen })
 			}),
@@ -142,7 +148,9 @@ func fuzzTargets() []fuzzTarget {
 			seed("hostile-fill", func(c *GPUReduceCase) bool { return c.HostileSeed != 0 && slices.Contains(c.Patterns, "mixed") }),
 		}},
 		{"FuzzPrefill", func(t *rapid.T) any { return GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
-			seed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.ClampBlocks > 0 }),
+			// clamped before another sequence: a prefix loop that runs past its row of the block
+			// table reads the next sequence's blocks, which a kernel must not attend.
+			seed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.clampedBeforeLast() }),
 			seed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
 			seed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
 			seed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
@@ -238,6 +246,16 @@ func TestFuzzSeedsMean(t *testing.T) {
 			c := ft.decodeBytes(t, s.name, b)
 			if c == nil || !s.holds(c) {
 				t.Errorf("%s seed %s decodes to %+v, which does not have the seed's property: the generators or rapid changed what the bytes mean; regenerate: go test ./fuzz -run TestGenerateFuzzSeeds -octant.genseeds", ft.name, s.name, c)
+			}
+			// Go's fuzzer starts its workers from these bytes: there they must mean the same case
+			// (but for long-context, whose length a worker never draws: inFuzzWorker).
+			if s.name != "long-context" && c != nil {
+				w := asFuzzWorker(t, func() any { return ft.decodeBytes(t, s.name+"/in-worker", b) })
+				jc, errc := json.Marshal(c)
+				jw, errw := json.Marshal(w)
+				if errc != nil || errw != nil || !bytes.Equal(jc, jw) {
+					t.Errorf("%s seed %s means another case in a fuzz worker (the generator draws differently there):\n outside: %s (%v)\n worker:  %s (%v)", ft.name, s.name, jc, errc, jw, errw)
+				}
 			}
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -394,4 +412,18 @@ func TestGenerateFuzzSeeds(t *testing.T) {
 			t.Logf("%s/%s: %d choices", ft.name, s.name, len(bits))
 		}
 	}
+}
+
+// asFuzzWorker runs f as if in a worker of Go's fuzzer (-test.fuzzworker, inFuzzWorker), where the
+// binary has that flag; otherwise it runs f as it is.
+func asFuzzWorker(t *testing.T, f func() any) any {
+	t.Helper()
+	fl := flag.Lookup("test.fuzzworker")
+	if fl == nil {
+		return f()
+	}
+	old := fl.Value.String()
+	defer flag.Set("test.fuzzworker", old)
+	flag.Set("test.fuzzworker", "true")
+	return f()
 }
