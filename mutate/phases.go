@@ -115,7 +115,6 @@ func EnsureTestBinaries(kt, ft string, progress, stderr io.Writer) error {
 			args = []string{"test", "-c", "-fuzz=.", "-o", b.path, b.pkg}
 		}
 		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
-		fmt.Fprintf(progress, "%s missing: building it (go %s)…\n", b.path, strings.Join(args, " "))
 		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = stderr
