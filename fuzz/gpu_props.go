@@ -3,6 +3,7 @@ package fuzz
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
@@ -94,10 +95,16 @@ func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
 	if err != nil {
 		t.Fatalf("building the generated %s call: %v", name, err)
 	}
-	if d, ok := call.(*harness.DecodeCall); ok {
+	d, decode := call.(*harness.DecodeCall)
+	if decode {
 		d.SkipContract = true // a property fails only on Fail verdicts: exact attention only for a failure's message
 	}
-	if err := harness.FirstFailure(harness.CheckAll(l, call)); err != nil {
+	t0 := time.Now()
+	vs := harness.CheckAll(l, call)
+	if decode {
+		harness.DecodeTiming.Add("judge", t0)
+	}
+	if err := harness.FirstFailure(vs); err != nil {
 		if d, ok := c.(*GPUDecodeCase); ok {
 			d.record(call) // for the reproducer only: hashing every case's cache costs time
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"runtime/debug"
+	"sync"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
@@ -22,7 +24,8 @@ type Call interface {
 // prefetcher is a Call whose oracle side depends on the implementation (a decode tier's declared
 // profile): CheckAll starts every implementation's model at once, so that they run on the host's
 // cores beside each other and beside the device instead of one after another (the decode fuzz
-// target judges the portable and wmma-model tiers, two profile models, per case).
+// target judges the portable and wmma-model tiers, two profile models, per case), and judges the
+// implementations concurrently; its judge must be safe for that.
 type prefetcher interface {
 	prefetch(impls []Impl)
 }
@@ -39,13 +42,31 @@ func CheckAll(l *Lib, c Call) []Verdict {
 		v := newVerdict(c.Op(), Impl{Name: "library"})
 		return []Verdict{v.fail(err)}
 	}
-	if pf, ok := c.(prefetcher); ok {
-		pf.prefetch(impls)
+	out := make([]Verdict, len(impls))
+	pf, ok := c.(prefetcher)
+	if !ok {
+		for i, im := range impls {
+			out[i] = c.judge(l, im)
+		}
+		return out
 	}
-	out := make([]Verdict, 0, len(impls))
-	for _, im := range impls {
-		out = append(out, c.judge(l, im))
+	// Every implementation's model starts at once, and every implementation is judged on its own
+	// goroutine: the library serialises their device calls (kernels.Lib), so one tier's runs go on
+	// while another's judge waits for its model. A panic in a judge is its verdict, with the stack.
+	pf.prefetch(impls)
+	var wg sync.WaitGroup
+	for i, im := range impls {
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					v := newVerdict(c.Op(), im)
+					out[i] = v.fail(fmt.Errorf("panic while judging: %v\n%s", r, debug.Stack()))
+				}
+			}()
+			out[i] = c.judge(l, im)
+		})
 	}
+	wg.Wait()
 	return out
 }
 

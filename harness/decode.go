@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,10 +58,12 @@ func (c *DecodeCall) workgroups() int {
 	return (c.In.NumQ() + qg - 1) / qg * c.NumSplits * c.In.Cache.NumKVHeads
 }
 
-// DecodeTiming accumulates where the decode judge's time goes (oracle: the profile model and
-// exact attention, computed while the device runs; device: uploads, launches, read-back and the
-// buffer checks, twice per tier). The decode fuzz target counts its cases and adds its build time,
-// and logs it: means are per case, every tier of the case included.
+// DecodeTiming accumulates where the decode judge's time goes (oracle: the profile models of
+// every tier, one computation, while the device runs; exact: exact attention; device: each tier's
+// uploads, launches, read-back and buffer checks, twice per tier, the tiers on their own
+// goroutines, so that their sum may exceed the wall time and includes waiting for the library).
+// The decode fuzz target counts its cases and adds its build time and the judges' wall time
+// (judge: harness.CheckAll), and logs it: means are per case, every tier of the case included.
 var DecodeTiming = NewTiming()
 
 // oracleMemo computes the oracle's side of a call once, for every implementation judged on it,
@@ -97,9 +101,70 @@ func (m *oracleMemo) start(key string, f func() (any, error)) func() (any, error
 	}
 }
 
+// startAll begins computing those of keys not yet started with one call of f, which returns one
+// value per key it is given, in order.
+func (m *oracleMemo) startAll(keys []string, f func(keys []string) ([]any, error)) {
+	m.mu.Lock()
+	if m.entries == nil {
+		m.entries = map[string]*memoEntry{}
+	}
+	var todo []string
+	var es []*memoEntry
+	for _, k := range keys {
+		if _, ok := m.entries[k]; !ok && !slices.Contains(todo, k) {
+			e := &memoEntry{done: make(chan struct{})}
+			m.entries[k] = e
+			todo, es = append(todo, k), append(es, e)
+		}
+	}
+	m.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	go func() {
+		vals, err := f(todo)
+		for j, e := range es {
+			if err == nil {
+				e.val = vals[j]
+			}
+			e.err = err
+			close(e.done)
+		}
+	}()
+}
+
+// profileKey is the memo key of the model under profile p.
+func profileKey(p oracle.Profile) string { return "profile/" + string(p) }
+
+// profiles starts the oracle's models of the call under every profile of ps not started yet, as
+// one computation (oracle.DecodeProfiles: the slots decoded once for all of them).
+func (c *DecodeCall) profiles(ps []oracle.Profile) {
+	keys := make([]string, len(ps))
+	for j, p := range ps {
+		keys[j] = profileKey(p)
+	}
+	c.memo.startAll(keys, func(todo []string) ([]any, error) {
+		t0 := time.Now()
+		defer DecodeTiming.Add("oracle", t0)
+		var want []oracle.Profile
+		for _, k := range todo {
+			want = append(want, oracle.Profile(strings.TrimPrefix(k, "profile/")))
+		}
+		rs, err := oracle.DecodeProfiles(want, c.In, oracle.ProfileOptions{Out: c.Dtype.Oracle()})
+		if err != nil {
+			return nil, fmt.Errorf("oracle.DecodeProfiles(%v): %w", want, err)
+		}
+		vals := make([]any, len(rs))
+		for j, r := range rs {
+			vals[j] = r
+		}
+		return vals, nil
+	})
+}
+
 // profile starts the oracle's model of the call under profile p.
 func (c *DecodeCall) profile(p oracle.Profile) func() (*oracle.ProfileResult, error) {
-	w := c.memo.start("profile/"+string(p), func() (any, error) {
+	w := c.memo.start(profileKey(p), func() (any, error) {
 		t0 := time.Now()
 		defer DecodeTiming.Add("oracle", t0)
 		r, err := oracle.DecodeProfile(p, c.In, oracle.ProfileOptions{Out: c.Dtype.Oracle()})
@@ -149,11 +214,13 @@ func declaredProfile(im Impl, op arch.Op) (oracle.Profile, error) {
 // prefetch starts the oracle's model under every implementation's declared profile (an
 // implementation whose profile it cannot parse is left for judge to fail).
 func (c *DecodeCall) prefetch(impls []Impl) {
+	var ps []oracle.Profile
 	for _, im := range impls {
 		if p, err := declaredProfile(im, arch.Decode); err == nil {
-			c.profile(p)
+			ps = append(ps, p)
 		}
 	}
+	c.profiles(ps)
 }
 
 // judge runs the call on im and judges it: padding rows exactly ±0; every element within the

@@ -53,6 +53,12 @@ func (s *BufferSet) alloc(name string, n int, fill byte) *SetBuffer {
 		size = s.MinLen
 	}
 	b, err := s.Dev.Alloc(size, fill)
+	return s.add(name, n, b, err)
+}
+
+// add records a buffer allocated for name (n bytes asked for), or the error that allocating it
+// returned.
+func (s *BufferSet) add(name string, n int, b *Buffer, err error) *SetBuffer {
 	if err != nil {
 		s.err = fmt.Errorf("allocating %s (%d bytes): %w", name, n, err)
 		return &SetBuffer{Buffer: &Buffer{}, Name: name}
@@ -62,21 +68,25 @@ func (s *BufferSet) alloc(name string, n int, fill byte) *SetBuffer {
 	return sb
 }
 
-// upload allocates a buffer of len(data) bytes and copies data into it.
+// upload allocates a buffer of len(data) bytes (at least MinLen: zeros after data) holding data,
+// canaries and contents written together (Device.AllocWith).
 func (s *BufferSet) upload(name string, data []byte) *SetBuffer {
-	sb := s.alloc(name, len(data), 0)
-	if s.err == nil && len(data) > 0 {
-		if err := sb.Write(0, data); err != nil {
-			s.err = fmt.Errorf("uploading %s: %w", name, err)
-		}
+	if s.err != nil {
+		return &SetBuffer{Buffer: &Buffer{}, Name: name}
 	}
-	return sb
+	img := data
+	if len(data) < s.MinLen {
+		img = make([]byte, s.MinLen)
+		copy(img, data)
+	}
+	b, err := s.Dev.AllocWith(img)
+	return s.add(name, len(data), b, err)
 }
 
 // Input uploads data as an input of the call: Verify requires it unchanged.
 func (s *BufferSet) Input(name string, data []byte) *SetBuffer {
 	sb := s.upload(name, data)
-	sb.host = append([]byte(nil), data...)
+	sb.host = append([]byte{}, data...)
 	return sb
 }
 
@@ -97,24 +107,28 @@ func (b *SetBuffer) ReadAll() ([]byte, error) {
 	return out, nil
 }
 
-// canaryErr reports the buffer's overwritten guard bytes, if any.
-func (b *SetBuffer) canaryErr(after string) error {
-	if err := b.CheckCanaries(b.Name); err != nil {
-		return fmt.Errorf("after %s: %w", after, err)
-	}
-	return nil
-}
-
-// inputErr reports an input whose contents differ from the bytes uploaded: the first differing
-// byte, both values, and how many bytes differ. nil for outputs.
-func (b *SetBuffer) inputErr(after string) error {
-	if len(b.host) == 0 {
+// check reports, after a call named by after, the buffer's overwritten guard bytes (canaries)
+// and, for an input (inputs), contents that differ from the bytes uploaded: the first differing
+// byte, both values, and how many bytes differ. It reads the buffer once where it is small (the
+// canaries and the contents in one copy), and does not synchronise the device first.
+func (b *SetBuffer) check(after string, canaries, inputs bool) error {
+	input := inputs && b.host != nil
+	if !canaries && !input {
 		return nil
 	}
-	got, err := b.ReadAll()
-	if err != nil {
-		return err
+	got, cerr := b.readChecked(b.Name, input)
+	var errs []error
+	if cerr != nil && (canaries || got == nil) { // got == nil with input: the read itself failed
+		errs = append(errs, fmt.Errorf("after %s: %w", after, cerr))
 	}
+	if input && got != nil {
+		errs = append(errs, b.diff(after, got))
+	}
+	return errors.Join(errs...)
+}
+
+// diff reports an input whose contents got differ from the bytes uploaded.
+func (b *SetBuffer) diff(after string, got []byte) error {
 	got = got[:len(b.host)] // a MinLen buffer may be longer than its input
 	if bytes.Equal(got, b.host) {
 		return nil
@@ -131,35 +145,32 @@ func (b *SetBuffer) inputErr(after string) error {
 	return fmt.Errorf("after %s: input %s was modified: byte %d is %#02x, uploaded %#02x (%d bytes differ)", after, b.Name, i, got[i], b.host[i], n)
 }
 
-// CheckCanaries reports, after a call named by after, every buffer whose guard bytes were written
-// (one error per buffer, joined).
-func (s *BufferSet) CheckCanaries(after string) error {
+// verify synchronises the device once and then checks every buffer (check).
+func (s *BufferSet) verify(after string, canaries, inputs bool) error {
+	if len(s.list) == 0 {
+		return nil
+	}
+	if err := s.Dev.Sync(); err != nil {
+		return err
+	}
 	var errs []error
 	for _, b := range s.list {
-		errs = append(errs, b.canaryErr(after))
+		errs = append(errs, b.check(after, canaries, inputs))
 	}
 	return errors.Join(errs...)
 }
+
+// CheckCanaries reports, after a call named by after, every buffer whose guard bytes were written
+// (one error per buffer, joined).
+func (s *BufferSet) CheckCanaries(after string) error { return s.verify(after, true, false) }
 
 // CheckInputs reports, after a call named by after, every input whose contents changed (one
 // error per input, joined).
-func (s *BufferSet) CheckInputs(after string) error {
-	var errs []error
-	for _, b := range s.list {
-		errs = append(errs, b.inputErr(after))
-	}
-	return errors.Join(errs...)
-}
+func (s *BufferSet) CheckInputs(after string) error { return s.verify(after, false, true) }
 
 // Verify is CheckCanaries and CheckInputs together, buffer by buffer: every overwritten guard
-// region and every modified input of the call, joined.
-func (s *BufferSet) Verify(after string) error {
-	var errs []error
-	for _, b := range s.list {
-		errs = append(errs, b.canaryErr(after), b.inputErr(after))
-	}
-	return errors.Join(errs...)
-}
+// region and every modified input of the call, joined. Each small buffer is read once.
+func (s *BufferSet) Verify(after string) error { return s.verify(after, true, true) }
 
 // Free releases every buffer of the set.
 func (s *BufferSet) Free() {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,55 @@ func TestBufferSet(t *testing.T) {
 	}
 	if later.Ptr != 0 || len(s3.list) != 1 {
 		t.Errorf("a buffer after the error: Ptr %#x, %d buffers in the set; expected a placeholder and 1", later.Ptr, len(s3.list))
+	}
+}
+
+// TestBufferSetLarge: buffers past imageBytes (written and read in parts, not as one image) keep
+// every check: a modified input, canaries overwritten before and after, an output's fill; an empty
+// input with MinLen verifies clean.
+func TestBufferSetLarge(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := &BufferSet{Dev: d, MinLen: 1}
+	defer s.Free()
+	n := imageBytes + 3
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	in := s.Input("big", data)
+	out := s.Output("bigout", n, 0xAB)
+	s.Input("none", nil)
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify("nothing"); err != nil {
+		t.Fatalf("Verify of untouched large buffers: %v", err)
+	}
+	if got, err := out.ReadAll(); err != nil || got[0] != 0xAB || got[n-1] != 0xAB {
+		t.Fatalf("large output: %v, first and last bytes %#x %#x, expected the fill 0xab", err, got[0], got[n-1])
+	}
+	if err := in.Write(n-1, []byte{data[n-1] ^ 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.writeRaw(5, []byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.writeRaw(CanaryBytes+n+2, []byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Verify("op")
+	for _, want := range []string{
+		"after op: input big was modified: byte " + strconv.Itoa(n-1),
+		"after op: kernels: big: canary before the buffer overwritten at byte offset -251",
+		"after op: kernels: bigout: canary after the buffer overwritten at byte offset " + strconv.Itoa(n+2),
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Verify after the writes: %v\nexpected %q", err, want)
+		}
 	}
 }

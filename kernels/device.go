@@ -223,6 +223,21 @@ func (d *Device) Alloc(n int, fill byte) (*Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("kernels: Alloc(%d): negative size", n)
 	}
+	return d.alloc(n, fill, nil)
+}
+
+// AllocWith allocates len(data) usable bytes between two canary regions, holding data.
+func (d *Device) AllocWith(data []byte) (*Buffer, error) { return d.alloc(len(data), 0, data) }
+
+// imageBytes bounds the buffers that alloc fills, and readAll reads, as one image of canaries and
+// contents: one copy instead of three or four. Each copy is a synchronous runtime call, and a
+// fuzz case's buffers are small, so the calls cost more than the bytes (a decode case makes a dozen
+// buffers, four times).
+const imageBytes = 4 << 20
+
+// alloc allocates n usable bytes and fills them with data (len(data) == n) or, when data is nil,
+// with fill; the canaries around them are written in the same copy when the buffer is small.
+func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
 	total := uint64(n + 2*CanaryBytes)
 	class, p := d.take(total)
 	if class > 0 {
@@ -235,19 +250,36 @@ func (d *Device) Alloc(n int, fill byte) (*Buffer, error) {
 	}
 	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n, class: class}
 	c := canary(CanaryBytes)
-	if err := b.writeRaw(0, c); err != nil {
-		b.Free()
-		return nil, err
-	}
-	if err := b.writeRaw(CanaryBytes+n, c); err != nil {
-		b.Free()
-		return nil, err
-	}
-	if n > 0 {
-		if err := d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, b.Ptr, int32(fill), uint64(n)) }); err != nil {
+	if n <= imageBytes {
+		img := make([]byte, n+2*CanaryBytes)
+		copy(img, c)
+		body := img[CanaryBytes : CanaryBytes+n]
+		if data != nil {
+			copy(body, data)
+		} else if fill != 0 {
+			for i := range body {
+				body[i] = fill
+			}
+		}
+		copy(img[CanaryBytes+n:], c)
+		if err := b.writeRaw(0, img); err != nil {
 			b.Free()
 			return nil, err
 		}
+		return b, nil
+	}
+	err := b.writeRaw(0, c)
+	if err == nil {
+		err = b.writeRaw(CanaryBytes+n, c)
+	}
+	if err == nil && data != nil {
+		err = b.writeRaw(CanaryBytes, data)
+	} else if err == nil {
+		err = d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, b.Ptr, int32(fill), uint64(n)) })
+	}
+	if err != nil {
+		b.Free()
+		return nil, err
 	}
 	return b, nil
 }
@@ -315,28 +347,49 @@ func (b *Buffer) CheckCanaries(name string) error {
 	if err := b.d.Sync(); err != nil {
 		return err
 	}
+	_, err := b.readChecked(name, false)
+	return err
+}
+
+// readChecked reads the buffer's canaries, and its contents when withBody is set or the buffer is
+// small enough to read as one image (imageBytes), without synchronising first; it reports the
+// first corrupted guard byte, and returns the contents it read (nil when it read none).
+func (b *Buffer) readChecked(name string, withBody bool) (body []byte, err error) {
+	var front, rear []byte
+	if withBody || b.Len <= imageBytes {
+		img := make([]byte, b.Len+2*CanaryBytes)
+		if err := b.readRaw(0, img); err != nil {
+			return nil, err
+		}
+		front, body, rear = img[:CanaryBytes], img[CanaryBytes:CanaryBytes+b.Len], img[CanaryBytes+b.Len:]
+	} else {
+		front, rear = make([]byte, CanaryBytes), make([]byte, CanaryBytes)
+		if err := b.readRaw(0, front); err != nil {
+			return nil, err
+		}
+		if err := b.readRaw(CanaryBytes+b.Len, rear); err != nil {
+			return nil, err
+		}
+	}
 	want := canary(CanaryBytes)
 	for _, side := range []struct {
 		what string
-		off  int
-	}{{"before", 0}, {"after", CanaryBytes + b.Len}} {
-		got := make([]byte, CanaryBytes)
-		if err := b.readRaw(side.off, got); err != nil {
-			return err
+		got  []byte
+	}{{"before", front}, {"after", rear}} {
+		if bytes.Equal(side.got, want) {
+			continue
 		}
-		if !bytes.Equal(got, want) {
-			for i := range got {
-				if got[i] != want[i] {
-					pos := i - CanaryBytes // relative to the buffer start
-					if side.what == "after" {
-						pos = b.Len + i
-					}
-					return fmt.Errorf("kernels: %s: canary %s the buffer overwritten at byte offset %d (0x%02x, expected 0x%02x)", name, side.what, pos, got[i], want[i])
+		for i := range side.got {
+			if side.got[i] != want[i] {
+				pos := i - CanaryBytes // relative to the buffer start
+				if side.what == "after" {
+					pos = b.Len + i
 				}
+				return body, fmt.Errorf("kernels: %s: canary %s the buffer overwritten at byte offset %d (0x%02x, expected 0x%02x)", name, side.what, pos, side.got[i], want[i])
 			}
 		}
 	}
-	return nil
+	return body, nil
 }
 
 // CopyD2D copies n bytes from device address src to device address dst (octave_copy_d2d). The

@@ -17,11 +17,23 @@ import (
 // Where the profile rounds P' to fp16, the model rounds it relative to the row's global maximum;
 // a kernel rounds relative to its running maximum, and the bound covers the difference.
 func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResult, error) {
+	rs, err := DecodeProfiles([]Profile{p}, in, opt)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// DecodeProfiles is DecodeProfile under each of ps, the results in order: the slots the call
+// reads are decoded once for all of them, and their work shares the cores.
+func DecodeProfiles(ps []Profile, in *DecodeInput, opt ProfileOptions) ([]*ProfileResult, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if !p.ReadsCache() {
-		return nil, fmt.Errorf("decode profile: %q does not read the packed cache: expected one of %s, %s, %s", p, ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row)
+	for _, p := range ps {
+		if !p.ReadsCache() {
+			return nil, fmt.Errorf("decode profile: %q does not read the packed cache: expected one of %s, %s, %s", p, ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row)
+		}
 	}
 	if err := attCheckF32Scale(in.SMScale); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
@@ -33,32 +45,42 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 	f := in.Cache.F
 	d := f.HeadSize
 	G := in.Group()
-	res := newProfileResult(in.NumQ()*in.NumQHeads*d, 0, opt)
-	// One job per (query row, query head) that reads the cache, so that even a call of a few rows
-	// spreads over the cores; jobs write disjoint outputs. The slots they read are decoded once
-	// for the call (profSlots).
-	type job struct{ i, hq int }
+	res := make([]*ProfileResult, len(ps))
+	for k := range ps {
+		res[k] = newProfileResult(in.NumQ()*in.NumQHeads*d, 0, opt)
+	}
+	// One job per (profile, query row, query head) that reads the cache, so that even a call of a
+	// few rows spreads over the cores; jobs write disjoint outputs. The slots they read are
+	// decoded once for the call (profSlots).
+	type job struct{ k, i, hq int }
 	var jobs []job
 	for i := 0; i < in.NumQ(); i++ {
 		if in.Klen(i) == 0 {
 			continue
 		}
 		for hq := 0; hq < in.NumQHeads; hq++ {
-			jobs = append(jobs, job{i, hq})
+			for k := range ps {
+				jobs = append(jobs, job{k, i, hq})
+			}
 		}
 	}
 	tab := newDecodeSlotTable(in)
-	ps := newProfSlots(f, tab.slots, in.VSigns)
-	defer ps.release()
+	slots := newProfSlots(f, tab.slots, in.VSigns)
+	defer slots.release()
 	type state struct {
-		sc      *profScorer
+		sc      map[Profile]*profScorer
 		entries []int32
 		qs      []profQuery
 	}
 	par.Jobs(len(jobs), func() *state {
-		return &state{sc: newProfScorer(p, f, in.SMScale), qs: make([]profQuery, 1)}
+		return &state{sc: map[Profile]*profScorer{}, qs: make([]profQuery, 1)}
 	}, func(st *state, n int) {
-		i, hq := jobs[n].i, jobs[n].hq
+		p, i, hq := ps[jobs[n].k], jobs[n].i, jobs[n].hq
+		sc := st.sc[p]
+		if sc == nil {
+			sc = newProfScorer(p, f, in.SMScale)
+			st.sc[p] = sc
+		}
 		st.entries = tab.tokenEntries(in, i, hq/G, st.entries[:0])
 		q := in.Query[(i*in.NumQHeads+hq)*d:][:d]
 		rq := Rotate(q, in.KSigns, f.KRotBlock())
@@ -69,12 +91,12 @@ func DecodeProfile(p Profile, in *DecodeInput, opt ProfileOptions) (*ProfileResu
 			}
 		}
 		st.qs[0] = prepQuery(p, rq)
-		rows := st.sc.rows(st.qs, ps, st.entries, prec)
+		rows := sc.rows(st.qs, slots, st.entries, prec)
 		rows.unrot = func(x []float64) { attUnrotateInPlace(x, in.VSigns, f.VRotBlock()) }
 		rows.rotBlock = f.VRotBlock()
 		rows.depth = opt.Depth
 		o := (i*in.NumQHeads + hq) * d
-		model, bound := res.Model[o:o+d], res.Bound[o:o+d]
+		model, bound := res[jobs[n].k].Model[o:o+d], res[jobs[n].k].Bound[o:o+d]
 		rows.eval([][]float64{model}, [][]float64{bound})
 		if over {
 			for j := range bound {

@@ -112,3 +112,35 @@ func TestDecodeProfilesF32WithinBound(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeProfilesShareSlots: DecodeProfiles under several profiles at once (one slot decode
+// shared) gives each profile's DecodeProfile result bit for bit, for every format and output dtype.
+func TestDecodeProfilesShareSlots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ps := []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row}
+	for _, id := range AllFormats {
+		in := attBuild(rng, attProfileShape(id, []int{1, 16, 37, 300})).in
+		for _, out := range []Dtype{DtypeF16, DtypeBF16} {
+			opt := ProfileOptions{Out: out, Depth: 40}
+			all, err := DecodeProfiles(ps, in, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, p := range ps {
+				one, err := DecodeProfile(p, in, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range one.Model {
+					if math.Float64bits(one.Model[j]) != math.Float64bits(all[k].Model[j]) || math.Float64bits(one.Bound[j]) != math.Float64bits(all[k].Bound[j]) {
+						t.Fatalf("%v %s out %v: element %d: DecodeProfiles gives model %v bound %v, DecodeProfile %v %v",
+							id, p, out, j, all[k].Model[j], all[k].Bound[j], one.Model[j], one.Bound[j])
+					}
+				}
+			}
+		}
+	}
+	if _, err := DecodeProfiles([]Profile{ProfileDot4Int8Q, ProfilePrefillChunkF16}, attBuild(rng, attProfileShape(K3V4, []int{5})).in, ProfileOptions{}); err == nil {
+		t.Error("DecodeProfiles with a profile that does not read the cache: no error")
+	}
+}
