@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/octant-kv/octant/arch"
@@ -63,16 +65,14 @@ func (l *Lib) String() string {
 	return fmt.Sprintf("%s on %s (%s; %s)", l.Path, l.Dev.Info.Name, l.Dev.Info.Arch, l.Lib.BuildInfo())
 }
 
-// OnTier returns a view of l that offers only the named tier (the conformance battery judges one
-// tier at a time).
+// OnTier returns a view of l that offers only the named tier, or none when l has no such tier (the
+// conformance battery judges one tier at a time).
 func (l *Lib) OnTier(name string) *Lib {
+	if v, err := l.Only([]string{name}); err == nil {
+		return v
+	}
 	v := *l
 	v.Tiers = nil
-	for _, t := range l.Tiers {
-		if t.Name == name {
-			v.Tiers = append(v.Tiers, t)
-		}
-	}
 	return &v
 }
 
@@ -117,7 +117,13 @@ var envLib struct {
 	err  error
 }
 
-// Env opens $OCTANT_LIB once per process (ErrNoLib when unset).
+// TiersEnv names the environment variable that, when set, restricts the library Env opens to the
+// listed tiers (comma-separated names, such as "portable" or "wmma-model"): to fuzz one tier while
+// it is being developed, or to measure a tier's share of a target's time.
+const TiersEnv = "OCTANT_TIERS"
+
+// Env opens $OCTANT_LIB once per process (ErrNoLib when unset), restricted to $OCTANT_TIERS when
+// that is set.
 func Env() (*Lib, error) {
 	envLib.once.Do(func() {
 		p := os.Getenv(LibEnv)
@@ -126,8 +132,30 @@ func Env() (*Lib, error) {
 			return
 		}
 		envLib.l, envLib.err = Open(p)
+		if envLib.err == nil && os.Getenv(TiersEnv) != "" {
+			envLib.l, envLib.err = envLib.l.Only(strings.Split(os.Getenv(TiersEnv), ","))
+		}
 	})
 	return envLib.l, envLib.err
+}
+
+// Only returns a view of l that offers only the named tiers, in l's order; a name the device does
+// not offer is an error that lists the tiers it does.
+func (l *Lib) Only(names []string) (*Lib, error) {
+	v := *l
+	v.Tiers = nil
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(l.TierNames(), n) {
+			return nil, fmt.Errorf("%s=%q: tier %q is not offered by %s: expected a comma-separated list of %s", TiersEnv, strings.Join(names, ","), n, l.Path, strings.Join(l.TierNames(), ", "))
+		}
+	}
+	for _, t := range l.Tiers {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) == t.Name }) {
+			v.Tiers = append(v.Tiers, t)
+		}
+	}
+	return &v, nil
 }
 
 // CloseEnv closes the library Env opened, if any (a test binary's TestMain).
