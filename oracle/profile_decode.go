@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"slices"
 
 	"github.com/octant-kv/octant/internal/par"
 )
@@ -65,8 +64,6 @@ func DecodeProfiles(ps []Profile, in *DecodeInput, opt ProfileOptions) ([]*Profi
 			}
 		}
 	}
-	// Longest rows first, so that the cores finish together (a job costs about its row's klen).
-	slices.SortStableFunc(jobs, func(a, b job) int { return in.Klen(b.i) - in.Klen(a.i) })
 	tab := newDecodeSlotTable(in)
 	slots := newProfSlots(f, tab.slots, in.VSigns)
 	defer slots.release()

@@ -1,4 +1,4 @@
-// Package par runs independent pieces of work on up to Workers goroutines: the oracle's
+// Package par runs independent pieces of work on up to GOMAXPROCS goroutines: the oracle's
 // per-query and per-slot loops (Jobs) and the fuzz harness's input builders (Chunks).
 //
 // # Contract
@@ -16,26 +16,14 @@ import (
 	"sync"
 )
 
-// Workers is how many goroutines Jobs and Chunks use at most: GOMAXPROCS, less one from 8 up. The
-// judges compute the oracle's models while another goroutine drives the device, one synchronous
-// runtime call after another; with every processor busy in a model, that goroutine would wait
-// for a processor after each call returns.
-func Workers() int {
-	p := runtime.GOMAXPROCS(0)
-	if p >= 8 {
-		return p - 1
-	}
-	return p
-}
-
-// Jobs runs job(state, k) for k in [0, n) on up to Workers goroutines. Each goroutine first
+// Jobs runs job(state, k) for k in [0, n) on up to GOMAXPROCS goroutines. Each goroutine first
 // makes its own state with newState (scratch buffers, a decoder) and passes it to every job it
 // runs, so a state is never used by two jobs at once; which jobs share a state depends on the
 // schedule, so a job must not leave anything in it that changes the next job's result. Jobs are
 // handed out one at a time, so jobs of uneven cost balance. newState is called at least once,
 // even for n = 0.
 func Jobs[S any](n int, newState func() S, job func(s S, k int)) {
-	w := min(Workers(), n)
+	w := min(runtime.GOMAXPROCS(0), n)
 	if w <= 1 {
 		s := newState()
 		for k := 0; k < n; k++ {
@@ -70,12 +58,12 @@ func Jobs[S any](n int, newState func() S, job func(s S, k int)) {
 // vector to build), so that 16 of them outweigh a goroutine's start.
 const ChunkItems = 16
 
-// Chunks splits [0, n) into w = min(Workers, ⌈n/ChunkItems⌉) contiguous chunks of equal size
+// Chunks splits [0, n) into w = min(GOMAXPROCS, ⌈n/ChunkItems⌉) contiguous chunks of equal size
 // ±1 and runs fn(lo, hi) on each, on its own goroutine when w > 1. A chunk then holds at least
 // ChunkItems/2 items (n > ChunkItems·(w−1)), and n ≤ ChunkItems runs fn(0, n) on the calling
 // goroutine (fn(0, 0) once for n = 0).
 func Chunks(n int, fn func(lo, hi int)) {
-	w := min(Workers(), (n+ChunkItems-1)/ChunkItems)
+	w := min(runtime.GOMAXPROCS(0), (n+ChunkItems-1)/ChunkItems)
 	if w <= 1 {
 		fn(0, n)
 		return

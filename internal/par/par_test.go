@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestJobs: every job runs once, each with a state of its own goroutine, at most Workers states
-// (one for n = 0 or 1).
+// TestJobs: every job runs once, each with a state of its own goroutine, at most GOMAXPROCS
+// states (one for n = 0 or 1).
 func TestJobs(t *testing.T) {
-	for _, procs := range []int{1, 4, 16} {
+	for _, procs := range []int{1, 4} {
 		prev := runtime.GOMAXPROCS(procs)
 		for _, n := range []int{0, 1, 3, 100} {
 			runs := make([]int32, n)
@@ -28,7 +28,7 @@ func TestJobs(t *testing.T) {
 					t.Errorf("GOMAXPROCS %d, n %d: job %d ran %d times", procs, n, k, r)
 				}
 			}
-			if got, lim := states.Load(), int32(max(1, min(Workers(), n))); got < 1 || got > lim {
+			if got, lim := states.Load(), int32(max(1, min(procs, n))); got < 1 || got > lim {
 				t.Errorf("GOMAXPROCS %d, n %d: %d states, expected 1..%d", procs, n, got, lim)
 			}
 		}
@@ -36,10 +36,10 @@ func TestJobs(t *testing.T) {
 	}
 }
 
-// TestChunks: the chunks tile [0, n) without overlap, at most min(Workers, ⌈n/ChunkItems⌉)
+// TestChunks: the chunks tile [0, n) without overlap, at most min(GOMAXPROCS, ⌈n/ChunkItems⌉)
 // of them, each of at least ChunkItems/2 items when there are several.
 func TestChunks(t *testing.T) {
-	for _, procs := range []int{1, 4, 16} {
+	for _, procs := range []int{1, 4} {
 		prev := runtime.GOMAXPROCS(procs)
 		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 64, 1000} {
 			var mu sync.Mutex
@@ -58,7 +58,7 @@ func TestChunks(t *testing.T) {
 					t.Errorf("GOMAXPROCS %d, n %d: item %d in %d chunks", procs, n, i, s)
 				}
 			}
-			if lim := max(1, min(Workers(), (n+ChunkItems-1)/ChunkItems)); len(chunks) < 1 || len(chunks) > lim {
+			if lim := max(1, min(procs, (n+ChunkItems-1)/ChunkItems)); len(chunks) < 1 || len(chunks) > lim {
 				t.Errorf("GOMAXPROCS %d, n %d: %d chunks %v, expected 1..%d", procs, n, len(chunks), chunks, lim)
 			}
 			for _, c := range chunks {
@@ -68,17 +68,5 @@ func TestChunks(t *testing.T) {
 			}
 		}
 		runtime.GOMAXPROCS(prev)
-	}
-}
-
-// TestWorkers: every processor up to 7, one left for the device's goroutine from 8 up.
-func TestWorkers(t *testing.T) {
-	prev := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(prev)
-	for procs, want := range map[int]int{1: 1, 2: 2, 7: 7, 8: 7, 16: 15} {
-		runtime.GOMAXPROCS(procs)
-		if got := Workers(); got != want {
-			t.Errorf("GOMAXPROCS %d: Workers() = %d, expected %d", procs, got, want)
-		}
 	}
 }
