@@ -1,5 +1,6 @@
 // Test entry points (csrc/include/octave_selftest.h): not part of the C ABI, used by Octant's Go tests
-// only. octave_wmma_selftest runs one WMMA (instruction or model) per problem on raw registers.
+// only. octave_wmma_selftest runs one WMMA (instruction or model) per problem on raw registers,
+// octave_mma_selftest one mma.sync.
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -44,4 +45,36 @@ extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selft
   p.a = a.a, p.b = a.b, p.c = a.c, p.d = a.d, p.form = a.form, p.flags = a.flags, p.n = a.n, p.pad = 0;
   OCT_LAUNCHED(op, "octave_wmma_selftest_kernel", oct_launch_wmma_selftest(p));
   return OCTAVE_OK;
+}
+
+static_assert(sizeof(octave_mma_selftest_args) == 48 && offsetof(octave_mma_selftest_args, form) == 40,
+              "octave_mma_selftest_args layout (kernels/mma_test.go mirrors it)");
+
+extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* in) {
+  const char* op = "mma_selftest";
+  octave_mma_selftest_args a;
+  if (int s = oct_args(in, a, op)) return s;
+  if (int s = oct_enter(ctx, op)) return s;
+  if (a.form != OCTAVE_MMA_M16N8K16_F32_F16 && a.form != OCTAVE_MMA_M16N8K32_S32_S8)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: form = %d, expected 0 (m16n8k16 f32 <- f16) or 1 (m16n8k32 s32 <- s8)",
+                    op, a.form);
+  if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
+  const void* ptrs[4] = {a.a, a.b, a.c, a.d};
+  const char* names[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) {
+    if (!ptrs[i]) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, names[i]);
+    if ((uintptr_t)ptrs[i] % 4)
+      return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is not 4-byte aligned: registers are 32-bit words", op,
+                      names[i], ptrs[i]);
+  }
+#if defined(OCT_AMD)
+  return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                  "%s: %s has no mma.sync (NVIDIA sm_80 and later run the instruction; the emulator runs the model)", op,
+                  ctx->arch);
+#else
+  OctMmaSelftestParams p;
+  p.a = a.a, p.b = a.b, p.c = a.c, p.d = a.d, p.form = a.form, p.n = a.n;
+  OCT_LAUNCHED(op, "octave_mma_selftest_kernel", oct_launch_mma_selftest(p));
+  return OCTAVE_OK;
+#endif
 }

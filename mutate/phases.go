@@ -16,7 +16,7 @@ var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce"
 // opTests are the kernel tests of each op: the grid runs them first for a mutant of that op (the
 // order changes when a mutant dies, not whether), then the rest.
 var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", "decode": "^TestDecode", "reduce": "^TestReduce",
-	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps", "wmma": "^TestWMMA"}
+	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps", "wmma": "^TestWMMA", "mma": "^TestMMA"}
 
 // GridPhase runs the kernel grid with the test binary kt: the op's own tests first, then every
 // other test except the conventional suite.

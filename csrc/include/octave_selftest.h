@@ -9,6 +9,7 @@
  * documented layout: lane l's A and B registers go in, lane l's D registers come out, and the test
  * compares them with a plain matrix product packed and unpacked by the layout AMD documents. A model
  * (or a kernel) with the wrong layout therefore fails the test instead of agreeing with itself.
+ * octave_mma_selftest does the same for NVIDIA's mma.sync (kernels/mma_test.go).
  */
 #ifndef OCTAVE_SELFTEST_H
 #define OCTAVE_SELFTEST_H
@@ -49,6 +50,28 @@ typedef struct octave_wmma_selftest_args {
 /* Statuses as in octave_capi.h: INVALID_ARGUMENT (form, flags, n, NULL, reserved0, struct_size),
  * ALIGNMENT, UNSUPPORTED_TIER (a device without WMMA: gfx942), LAUNCH. */
 int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* a);
+
+/* octave_mma_selftest runs one NVIDIA warp-level mma.sync per problem: on CUDA builds the PTX
+ * instruction, on the CPU emulator the model of it that the sm_90 tensor-core tier will be tested
+ * on (csrc/include/octave_mma.h). Raw per-lane registers, as for the WMMA self-test. */
+enum octave_mma_form {
+  OCTAVE_MMA_M16N8K16_F32_F16 = 0, /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 */
+  OCTAVE_MMA_M16N8K32_S32_S8 = 1   /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 */
+};
+
+typedef struct octave_mma_selftest_args {
+  uint64_t struct_size;
+  const uint32_t* a; /* device, [n][32 lanes][4] A registers, 4-byte aligned */
+  const uint32_t* b; /* device, [n][32][2] B registers */
+  const uint32_t* c; /* device, [n][32][4] C registers (f32 or s32 bits) */
+  uint32_t* d;       /* device, [n][32][4] D registers, written */
+  int32_t form;      /* enum octave_mma_form */
+  int32_t n;         /* problems, 1..65535: one warp of 32 lanes each */
+} octave_mma_selftest_args; /* 48 bytes */
+
+/* Statuses: INVALID_ARGUMENT (form, n, NULL, struct_size), ALIGNMENT, UNSUPPORTED_TIER (a device
+ * without mma.sync: the HIP builds), LAUNCH. */
+int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 
 #ifdef __cplusplus
 }
