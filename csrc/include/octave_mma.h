@@ -59,14 +59,20 @@ struct OctMmaI32 {  // C/D s32: 4 elements
 #define OCT_MMA_BODY 0
 #endif
 
-// The (row, column) of C/D element i (0..3) of a lane. Mutant OCT_MUT_MMA_ACC_TRANSPOSED: the
-// accumulator's element pairs read as rows (row g + 8·(i & 1), column 2t + (i >> 1)), a layout
-// that agrees with the right one on the diagonal pattern of many hand tests.
-OCT_DEV int oct_mma_acc_row(int i, int lane) {
-  return OCT_MUTANT(OCT_MUT_MMA_ACC_TRANSPOSED) ? (lane >> 2) + 8 * (i & 1) : (lane >> 2) + 8 * (i >> 1);
-}
-OCT_DEV int oct_mma_acc_col(int i, int lane) {
-  return OCT_MUTANT(OCT_MUT_MMA_ACC_TRANSPOSED) ? 2 * (lane & 3) + (i >> 1) : 2 * (lane & 3) + (i & 1);
+// The (row, column) of C/D element i (0..3) of a lane.
+OCT_DEV int oct_mma_acc_row(int i, int lane) { return (lane >> 2) + 8 * (i >> 1); }
+OCT_DEV int oct_mma_acc_col(int i, int lane) { return 2 * (lane & 3) + (i & 1); }
+
+// Mutant OCT_MUT_MMA_ACC_TRANSPOSED: a kernel that reads the accumulator's element pairs as rows
+// (element i at row g + 8·(i & 1), column 2t + (i >> 1)) sees elements 1 and 2 swapped. Applied to
+// the instruction's result and to the model's alike, so the mutant is one on every build.
+template <typename D>
+OCT_DEV D oct_mma_mutate_acc(D d) {
+  if (OCT_MUTANT(OCT_MUT_MMA_ACC_TRANSPOSED)) {
+    const auto x = d.r[1];
+    d.r[1] = d.r[2], d.r[2] = x;
+  }
+  return d;
 }
 
 #if OCT_MMA_BODY
@@ -80,7 +86,7 @@ OCT_DEV OctMmaF32 oct_mma_m16n8k16_f32_f16(const OctMmaA16& a, const OctMmaB16& 
       : "=f"(d.r[0]), "=f"(d.r[1]), "=f"(d.r[2]), "=f"(d.r[3])
       : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]), "f"(c.r[0]), "f"(c.r[1]),
         "f"(c.r[2]), "f"(c.r[3]));
-  return d;
+  return oct_mma_mutate_acc(d);
 }
 OCT_DEV OctMmaI32 oct_mma_m16n8k32_s32_s8(const OctMmaA8& a, const OctMmaB8& b, const OctMmaI32& c) {
   OctMmaI32 d;
@@ -90,7 +96,7 @@ OCT_DEV OctMmaI32 oct_mma_m16n8k32_s32_s8(const OctMmaA8& a, const OctMmaB8& b, 
       : "=r"(d.r[0]), "=r"(d.r[1]), "=r"(d.r[2]), "=r"(d.r[3])
       : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[0]), "r"(b.r[1]), "r"(c.r[0]), "r"(c.r[1]),
         "r"(c.r[2]), "r"(c.r[3]));
-  return d;
+  return oct_mma_mutate_acc(d);
 }
 #else
 // ---- the emulator: the model -------------------------------------------------------------------
@@ -138,7 +144,7 @@ OCT_DEV OctMmaF32 oct_mma_m16n8k16_f32_f16(const OctMmaA16& a, const OctMmaB16& 
     for (int k = 0; k < 16; k++) s += oct_mma_a16(w, m, k) * oct_mma_b16(w, k, n);
     d.r[i] = (float)(s + (double)c.r[i]);
   }
-  return d;
+  return oct_mma_mutate_acc(d);
 }
 
 // s32 ← s8 (the model of mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32).
@@ -152,7 +158,7 @@ OCT_DEV OctMmaI32 oct_mma_m16n8k32_s32_s8(const OctMmaA8& a, const OctMmaB8& b, 
     for (int k = 0; k < 32; k++) s += (int64_t)oct_mma_a8(w, m, k) * oct_mma_b8(w, k, n);
     d.r[i] = (int32_t)(uint32_t)(uint64_t)s;
   }
-  return d;
+  return oct_mma_mutate_acc(d);
 }
 #endif  // OCT_NV
 #endif  // OCT_MMA_BODY

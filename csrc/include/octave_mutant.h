@@ -48,4 +48,4 @@
 #define OCT_MUT_PREFILL_WMMA_UNSIGNED_K 33  // prefill (wmma): the int8 WMMA takes the K codebook bytes as unsigned (neg_lo flag of B off)
 #define OCT_MUT_DECODE_WMMA_L_F16 34  // decode (wmma): the softmax denominator l kept in fp16 between tiles (a half register; stalls and overflows at long context)
 #define OCT_MUT_DECODE_WMMA_PARTIAL_L_F16 35  // decode (wmma): the partial row's l written to the workspace as an fp16 value (overflows past 65504: a split of that many near-equal weights)
-#define OCT_MUT_MMA_ACC_TRANSPOSED 36  // mma model: C/D element i of a lane at row g + 8·(i & 1), column 2t + (i >> 1) (pairs as rows), not row g + 8·(i >> 1), column 2t + (i & 1)
+#define OCT_MUT_MMA_ACC_TRANSPOSED 36  // mma: the accumulator read with its element pairs as rows (row g + 8·(i & 1), column 2t + (i >> 1)): elements 1 and 2 of every lane swapped, on the instruction and the model
