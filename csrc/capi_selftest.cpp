@@ -7,6 +7,19 @@
 #include "octave_host.h"
 #include "octave_selftest.h"
 
+// The register buffers a, b, c, d of a self-test: not NULL, 4-byte aligned.
+static int st_check_regs(const char* op, const void* a, const void* b, const void* c, const void* d) {
+  const void* ptrs[4] = {a, b, c, d};
+  const char* names[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; i++) {
+    if (!ptrs[i]) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, names[i]);
+    if ((uintptr_t)ptrs[i] % 4)
+      return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is not 4-byte aligned: registers are 32-bit words", op,
+                      names[i], ptrs[i]);
+  }
+  return OCTAVE_OK;
+}
+
 static_assert(sizeof(octave_wmma_selftest_args) == 56 && offsetof(octave_wmma_selftest_args, form) == 40,
               "octave_wmma_selftest_args layout (kernels/wmma_test.go mirrors it)");
 
@@ -29,14 +42,7 @@ extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selft
                     allowed);
   if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
   if (a.reserved0) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: reserved0 = %d, expected 0", op, a.reserved0);
-  const void* ptrs[4] = {a.a, a.b, a.c, a.d};
-  const char* names[4] = {"a", "b", "c", "d"};
-  for (int i = 0; i < 4; i++) {
-    if (!ptrs[i]) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, names[i]);
-    if ((uintptr_t)ptrs[i] % 4)
-      return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is not 4-byte aligned: registers are 32-bit words", op,
-                      names[i], ptrs[i]);
-  }
+  if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;
   if (!oct_wmma_on(ctx))
     return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
                     "%s: %s has no WMMA (gfx1100 runs the instructions; the emulator and CUDA builds run the model)",
@@ -59,14 +65,7 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: form = %d, expected 0 (m16n8k16 f32 <- f16) or 1 (m16n8k32 s32 <- s8)",
                     op, a.form);
   if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
-  const void* ptrs[4] = {a.a, a.b, a.c, a.d};
-  const char* names[4] = {"a", "b", "c", "d"};
-  for (int i = 0; i < 4; i++) {
-    if (!ptrs[i]) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, names[i]);
-    if ((uintptr_t)ptrs[i] % 4)
-      return oct_fail(OCTAVE_ERR_ALIGNMENT, "%s: %s = %p is not 4-byte aligned: registers are 32-bit words", op,
-                      names[i], ptrs[i]);
-  }
+  if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;
 #if defined(OCT_AMD)
   return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
                   "%s: %s has no mma.sync (NVIDIA sm_80 and later run the instruction; the emulator runs the model)", op,

@@ -372,14 +372,10 @@ func mmaS8Problems(rng *rand.Rand) []*mmaProblem {
 func TestMMAModel(t *testing.T) {
 	r := newMMARunner(t)
 	if r.bad {
-		err := r.l.call("octave_mma_selftest", func() int32 {
+		skipRefused(t, r.l, r.d, "octave_mma_selftest", "mma.sync", func() int32 {
 			a := cMMASelftestArgs{StructSize: 48, A: 4, B: 4, C: 4, D: 4, N: 1}
 			return r.fn(r.d.ctx, &a)
 		})
-		if ke, ok := err.(*Error); !ok || ke.Status != ErrUnsupportedTier {
-			t.Fatalf("%s has no mma.sync: octave_mma_selftest gave %v, expected UNSUPPORTED_TIER", r.d.Info.Arch, err)
-		}
-		t.Skipf("%s has no mma.sync (refused as expected)", r.d.Info.Arch)
 	}
 	rng := rand.New(rand.NewPCG(0x6D6D, 2))
 	t.Run("m16n8k16_f32_f16", func(t *testing.T) { r.check(t, mmaF32F16, mmaF16Problems(rng)) })
