@@ -8,7 +8,8 @@
 // # Contract
 //
 //   - A [Lib] is a kernel library, its device 0 and the tiers the device offers ([Open], or
-//     [Env] for $OCTANT_LIB).
+//     [Env] for $OCTANT_LIB, restricted to the tiers $OCTANT_TIERS names when it is set; an
+//     unknown name is an error listing the tiers offered).
 //   - A [Call] is one call of an op with concrete inputs: [DecodeCall], [PrefillCall],
 //     [StoreCall], [ReduceCall], [RotateCall]. Whoever builds it (a grid, a rapid generator, the
 //     seeded conformance generator, a reproducer), the judge is the same.
@@ -17,7 +18,8 @@
 //     without a GPU); with a library, each tier that offers the op (decode, prefill) or the
 //     library's one implementation (store, rotate, reduce).
 //   - [Check] runs a call on one implementation and returns a [Verdict]; [CheckAll] does so for
-//     every implementation. Each library run uploads every input between canary bytes
+//     every implementation (decode and prefill: concurrently, the models of every declared
+//     profile started first; the library serialises the device calls). Each library run uploads every input between canary bytes
 //     (kernels.BufferSet), fills outputs with NaN (0xFF bytes), checks the status, syncs, then
 //     checks the canaries, that every input is unchanged and that output gaps are untouched; it
 //     runs the call a second time and requires the same bits (except on the CPU emulator for
