@@ -211,7 +211,7 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   // run on the model of the instructions, on the emulator and CUDA builds. The prefill pair is
   // written "prefill-int8row+chunk-f16": the field holds 31 characters and the full names 33
   // (oracle.ParsePrefillProfile reads either).
-  octave_tier_desc t[2];
+  octave_tier_desc t[3];
   memset(t, 0, sizeof t);
   t[0].tier = OCTAVE_TIER_PORTABLE;
   t[0].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
@@ -224,7 +224,19 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
   static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
   snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
-  *count = oct_wmma_on(ctx) ? 2 : 1;
+  // The mma tier (decode only, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync), on CUDA
+  // builds and, on the model, the emulator.
+  int n = 1;
+  if (oct_wmma_on(ctx)) n = 2;
+  if (oct_mma_on()) {
+    t[n] = octave_tier_desc{};
+    t[n].tier = OCTAVE_TIER_MMA;
+    t[n].ops = OCTAVE_OP_DECODE;
+    snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MMA_TIER_NAME);
+    snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "wmma-f16q");
+    n++;
+  }
+  *count = n;
   for (int i = 0; i < *count && i < cap; i++) out[i] = t[i];
   return OCTAVE_OK;
 }

@@ -98,16 +98,20 @@ int check_scale(const char* op, float s) {
 
 // The tiers of an op on the context's device (octave_tiers lists the same): portable everywhere;
 // wmma (decode and prefill) where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA
-// builds).
-int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
+// builds); mma (decode only) where oct_mma_on says so (CUDA, or the model on the emulator).
+int check_tier(const char* op, octave_ctx* ctx, int32_t tier, bool decode) {
   if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
   if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) return OCTAVE_OK;
+  if (tier == OCTAVE_TIER_MMA && oct_mma_on() && decode) return OCTAVE_OK;
   const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
                      : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
-  return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
-                  "%s: tier %d (%s) is not available on %s: this library offers %s there", op, tier, name, ctx->arch,
-                  oct_wmma_on(ctx) ? "the portable tier (0) and the " OCT_WMMA_TIER_NAME " tier (1)"
-                                   : "only the portable tier (0)");
+  const char* offered = oct_wmma_on(ctx) ? (oct_mma_on() && decode ? "the portable tier (0), the " OCT_WMMA_TIER_NAME
+                                                                     " tier (1) and the " OCT_MMA_TIER_NAME " tier (3)"
+                                                                   : "the portable tier (0) and the " OCT_WMMA_TIER_NAME
+                                                                     " tier (1)")
+                                         : "only the portable tier (0)";
+  return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER, "%s: tier %d (%s) is not available on %s: this library offers %s there",
+                  op, tier, name, ctx->arch, offered);
 }
 
 int check_splits(const char* op, int32_t ns) {
@@ -319,7 +323,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   octave_decode_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_tier(op, ctx, a.tier, true));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -366,8 +370,8 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   p.kv_max = (int64_t)a.max_blocks * a.block_size;
   p.split_len = OCT_MUTANT(OCT_MUT_DECODE_SPLIT_FLOOR) ? p.kv_max / a.num_splits  // mutant: floor
                                                        : (p.kv_max + a.num_splits - 1) / a.num_splits;
-  if (a.tier == OCTAVE_TIER_WMMA) {
-    // Upstream's WMMA geometry (oracle.WMMAGeometry): min(num_splits, 192) splits of
+  if (a.tier == OCTAVE_TIER_WMMA || a.tier == OCTAVE_TIER_MMA) {
+    // Upstream's WMMA geometry (the mma tier's too: the same 16-token tiles) (oracle.WMMAGeometry): min(num_splits, 192) splits of
     // max(ceil(kv_max / ns), 64) tokens rounded up to a multiple of 16; splits past them are empty.
     const int64_t ns = a.num_splits < 192 ? a.num_splits : 192;
     int64_t per = (p.kv_max + ns - 1) / ns;
@@ -381,6 +385,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   p.score_scale = (float)((double)a.sm_scale * log2e / 64.0);
   memcpy(p.k_signs, a.k_signs, 32);
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_decode_wmma_kernel", oct_launch_decode_wmma(p));
+  else if (a.tier == OCTAVE_TIER_MMA) OCT_LAUNCHED(op, "octave_decode_mma_kernel", oct_launch_decode_mma(p));
   else OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
   return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,
                            a.num_q_heads, a.num_splits, pstride, a.v_signs);
@@ -411,7 +416,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   octave_prefill_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier));
+  OCT_TRY(check_tier(op, ctx, a.tier, false));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));

@@ -39,6 +39,20 @@ inline bool oct_wmma_on(const octave_ctx* ctx) {
 #else
 #define OCT_WMMA_TIER_NAME "wmma-model"
 #endif
+// The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma.hip): the instructions on CUDA
+// builds, their model on the emulator (listed as "mma-model"); none on AMD.
+inline bool oct_mma_on() {
+#if defined(OCT_AMD)
+  return false;
+#else
+  return true;
+#endif
+}
+#if defined(OCT_NV)
+#define OCT_MMA_TIER_NAME "mma"
+#else
+#define OCT_MMA_TIER_NAME "mma-model"
+#endif
 
 // Sets the calling thread's message (octave_last_error) and returns status. Only failing calls
 // set it; nothing clears it (errno-like, octave_capi.h).

@@ -100,6 +100,7 @@ hipError_t oct_launch_store(const OctStoreParams& p);
 hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
+hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_mma_selftest(const OctMmaSelftestParams& p);
 hipError_t oct_launch_reduce(const OctReduceParams& p);

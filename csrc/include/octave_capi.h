@@ -183,7 +183,8 @@ enum octave_tier {
                                CPU emulator and CUDA builds run the same kernels on a model of the
                                instructions (tier name "wmma-model"); gfx942: none */
   OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
-  OCTAVE_TIER_MMA = 3       /* sm_90 native (not in this build) */
+  OCTAVE_TIER_MMA = 3       /* decode: wmma-f16q on NVIDIA's mma.sync (CUDA builds; the emulator
+                               runs it on a model, as "mma-model"); no prefill yet */
 };
 
 /* Op bits of octave_tier_desc.ops. */
@@ -228,7 +229,8 @@ int32_t octave_device_get_info(octave_ctx* ctx, octave_device_info* info); /* in
 typedef struct octave_tier_desc {
   int32_t tier;            /* enum octave_tier */
   int32_t ops;             /* OCTAVE_OP_* bits the tier implements */
-  char name[32];           /* "portable", "wmma" (gfx1100), "wmma-model" (emulator, CUDA: the model) */
+  char name[32];           /* "portable", "wmma" (gfx1100), "wmma-model" (emulator, CUDA: the model),
+                              "mma" (CUDA), "mma-model" (emulator) */
   char decode_profile[32]; /* "dot4-int8q", "wmma-f16q" */
   char prefill_profile[32];/* "prefill-fp32"; "PREFIX+CHUNK" for two docs/contract.md §5 profiles,
                               "prefill-" left out of a part where the pair would not fit
@@ -240,7 +242,8 @@ typedef struct octave_tier_desc {
  * to ask only for the count. The portable tier comes first; then the WMMA tier (decode and
  * prefill) on gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
  * gfx1100 instructions, which is evidence for gfx1100's tier, not a tier of the device's own
- * architecture (docs/kernels.md, "The WMMA tier and its model"). */
+ * architecture (docs/kernels.md, "The WMMA tier and its model"); then, on CUDA builds, the mma tier
+ * (decode only; "mma-model" on the emulator, which runs it on a model of mma.sync). */
 int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count);
 
 /* ---- memory ------------------------------------------------------------------------------------ */
