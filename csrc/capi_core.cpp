@@ -86,8 +86,10 @@ const char* octave_build_info(void) {
   return "runtime=" OCT_RT_NAME " targets=" OCTAVE_TARGETS
 #if defined(OCT_AMD)
          " tiers=portable,wmma(gfx1100)"
+#elif defined(OCT_NV)
+         " tiers=portable,wmma-model,mma(decode)"
 #else
-         " tiers=portable,wmma-model"
+         " tiers=portable,wmma-model,mma-model(decode)"
 #endif
          " abi=" OCT_STR(OCTAVE_ABI_VERSION)
 #if OCTAVE_MUTANT
