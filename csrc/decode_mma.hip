@@ -10,6 +10,11 @@
 //   P·V     per M tile: 8 dim N tiles of 8 (wave w: dims 64w..64w+63) × one k-step of 16 tokens.
 // The softmax is the WMMA tier's: lane l (and l + 16) owns query 16·mt + l mod 16, through shared
 // memory, so the arithmetic (and its bits) is the same as there.
+//
+// Most of this file (row sets, staging, softmax) repeats decode_wmma.hip on purpose, for now: it is
+// the first, correctness-only step of the tier, and docs/mma-plan.md's fast design replaces exactly
+// those parts (cp.async staging, scores and softmax in registers); sharing them with the WMMA tier
+// would tie two kernels that are about to part.
 #include "octave_lane.h"
 #include "octave_params.h"
 #include "octave_mma.h"
