@@ -200,40 +200,28 @@ func (r *mmaRunner) run(form int, probs []*mmaProblem) ([][32][4]uint32, error) 
 		a[i], b[i], c[i] = mmaPack(p, form)
 	}
 	bytesOf := func(p unsafe.Pointer, size int) []byte { return unsafe.Slice((*byte)(p), size) }
-	ins := [][]byte{bytesOf(unsafe.Pointer(&a[0]), n*32*16), bytesOf(unsafe.Pointer(&b[0]), n*32*8), bytesOf(unsafe.Pointer(&c[0]), n*32*16)}
-	var bufs [4]*Buffer
-	for j := range bufs {
-		size := n * 32 * 16
-		if j < 3 {
-			size = len(ins[j])
-		}
-		buf, err := r.d.Alloc(size, 0xFF)
-		if err != nil {
-			return nil, err
-		}
-		defer buf.Free()
-		if j < 3 {
-			if err := buf.Write(0, ins[j]); err != nil {
-				return nil, err
-			}
-		}
-		bufs[j] = buf
-	}
+	bufs := &BufferSet{Dev: r.d}
+	defer bufs.Free()
+	ba := bufs.Input("a", bytesOf(unsafe.Pointer(&a[0]), n*32*16))
+	bb := bufs.Input("b", bytesOf(unsafe.Pointer(&b[0]), n*32*8))
+	bc := bufs.Input("c", bytesOf(unsafe.Pointer(&c[0]), n*32*16))
+	bd := bufs.Output("d", n*32*16, 0xFF)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(c)
-	args := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: bufs[0].Ptr, B: bufs[1].Ptr,
-		C: bufs[2].Ptr, D: bufs[3].Ptr, Form: int32(form), N: int32(n)}
+	if err := bufs.Err(); err != nil {
+		return nil, err
+	}
+	args := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: ba.Ptr, B: bb.Ptr,
+		C: bc.Ptr, D: bd.Ptr, Form: int32(form), N: int32(n)}
 	if err := r.l.call("octave_mma_selftest", func() int32 { return r.fn(r.d.ctx, &args) }); err != nil {
 		return nil, err
 	}
-	for j, buf := range bufs {
-		if err := buf.CheckCanaries(fmt.Sprintf("buffer %d", j)); err != nil {
-			return nil, err
-		}
+	if err := bufs.Verify("octave_mma_selftest"); err != nil {
+		return nil, err
 	}
 	out := make([][32][4]uint32, n)
-	if err := bufs[3].Read(0, bytesOf(unsafe.Pointer(&out[0]), n*32*16)); err != nil {
+	if err := bd.Read(0, bytesOf(unsafe.Pointer(&out[0]), n*32*16)); err != nil {
 		return nil, err
 	}
 	return out, nil
