@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -210,6 +211,16 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 		c.Args = append(c.Args, a)
 	}
 	return c, nil
+}
+
+// SetTier makes every decode call of the case run on tier t. The output buffer is refilled with
+// 0xFF first, so that a tier that writes nothing fails CheckOutput instead of passing on the
+// previous tier's rows.
+func (c *Case) SetTier(t kernels.Tier) error {
+	for i := range c.Args {
+		c.Args[i].Tier = t
+	}
+	return c.Out.Write(0, bytes.Repeat([]byte{0xFF}, c.Out.Len))
 }
 
 // Enqueue enqueues one iteration's decode calls (no sync).

@@ -13,8 +13,11 @@ import (
 // and the HBM measurement.
 type Config struct {
 	Options
-	Specs     []Spec
-	Splits    []int // num_splits settings (0: auto); every spec is timed at each
+	Specs  []Spec
+	Splits []int // num_splits settings (0: auto); every spec is timed at each
+	// Tiers are the decode tiers to time, each over the same inputs (one Setup per spec and
+	// num_splits setting); empty: the portable tier alone.
+	Tiers     []kernels.TierDesc
 	CopyBytes int64 // size of the d2d copy that measures HBM bandwidth; 0: not measured
 	CopyReps  int   // timed copies
 	Device    int   // the device's index, recorded in the report
@@ -28,6 +31,7 @@ type Config struct {
 // Result is one row of the report: one spec at one num_splits setting.
 type Result struct {
 	Spec         string  `json:"spec"`
+	Tier         string  `json:"tier"`
 	Summary      string  `json:"summary"`
 	Reqs         int     `json:"num_reqs"`
 	Tokens       int     `json:"seq_len"`
@@ -104,7 +108,7 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 			"compute_units": info.ComputeUnits, "total_memory": info.TotalMemory},
 		Settings: map[string]any{"fmt": f.Name(), "fmt_id": int(f.ID), "slot_bytes": f.SlotBytes(), "block_size": cfg.BlockSize,
 			"layout": "LBHNC", "dtype": "fp16", "signs": "default (docs/format.md §2), K and V", "sm_scale": 1.0 / 16,
-			"tier": "portable", "reps": cfg.Reps, "warmup": cfg.Warmup, "flush_l2": cfg.FlushL2, "flush_bytes": cfg.FlushBytes,
+			"tiers": tierNames(cfg.Tiers), "reps": cfg.Reps, "warmup": cfg.Warmup, "flush_l2": cfg.FlushL2, "flush_bytes": cfg.FlushBytes,
 			"max_rows": cfg.MaxRows, "query_group": cfg.QueryGroup, "splits": FormatSplits(cfg.Splits), "distinct_slots": cfg.Distinct, "seed": cfg.Seed,
 			"timing": "host wall clock around the decode call(s) + octave_sync; stream = mean of reps iterations enqueued back to back, one sync"},
 	}
@@ -135,54 +139,97 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 	}
 	for _, s := range cfg.Specs {
 		for _, ns := range cfg.Splits {
-			r, err := runOne(d, s, ns, cfg, fl, rep.HBMGBps, func(format string, a ...any) { progress(s.Name+": "+format, a...) })
-			if err != nil {
+			rs, errs := runOne(d, s, ns, cfg, fl, rep.HBMGBps, func(format string, a ...any) { progress(s.Name+": "+format, a...) })
+			for _, err := range errs {
 				failed(err)
 			}
-			rep.Results = append(rep.Results, r)
+			rep.Results = append(rep.Results, rs...)
 		}
 	}
 	return rep, nil
 }
 
-// runOne sets up, times and checks spec s at num_splits ns; a failure is in the result and returned.
-func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps float64, sp func(string, ...any)) (Result, error) {
+// tiersOrPortable is cfg.Tiers, or the portable tier when it is empty.
+func tiersOrPortable(ts []kernels.TierDesc) []kernels.TierDesc {
+	if len(ts) == 0 {
+		return []kernels.TierDesc{{Tier: kernels.TierPortable, Name: "portable"}}
+	}
+	return ts
+}
+
+// tierNames lists the names of the tiers a run times.
+func tierNames(ts []kernels.TierDesc) []string {
+	var out []string
+	for _, t := range tiersOrPortable(ts) {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// runOne sets up spec s at num_splits ns once, then times and checks each tier of cfg over those
+// inputs: one result per tier. A failure is in its result and returned; a failed setup fails
+// every tier's result.
+func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps float64, sp func(string, ...any)) ([]Result, []error) {
 	slot := cfg.Fmt.SlotBytes()
-	r := Result{Spec: s.Name, Summary: strings.ReplaceAll(s.Summary, "\n", " "), Reqs: s.Reqs, Tokens: s.Tokens, QPerReq: s.QPerReq,
+	base := Result{Spec: s.Name, Summary: strings.ReplaceAll(s.Summary, "\n", " "), Reqs: s.Reqs, Tokens: s.Tokens, QPerReq: s.QPerReq,
 		NumQ: s.NumQ(), KVHeads: s.KVHeads, QHeads: s.Hq(), G: s.G, SplitsAuto: ns == 0,
 		CacheBytes: s.CacheBytes(slot, cfg.BlockSize), Bytes: s.ReadBytes(slot),
 		FP16Bytes: s.FP16Bytes(), QKPairs: s.QKPairs(), Calls: len(s.Calls(cfg.MaxRows))}
 	sp("%s", s.Shape())
+	tiers := tiersOrPortable(cfg.Tiers)
+	var out []Result
+	var errs []error
 	c, err := Setup(d, s, ns, cfg.Options, sp)
-	if err == nil {
-		r.Splits, r.QueryGroup, r.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
-		sp("num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed", c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
-		var per Timing
-		var stream float64
-		per, stream, err = TimeCase(d, c, cfg.Reps, cfg.Warmup, fl)
+	if err != nil {
+		for _, t := range tiers {
+			r := base
+			r.Tier = t.Name
+			out, errs = append(out, failResult(r, err)), append(errs, err)
+		}
+		return out, errs
+	}
+	defer c.Free()
+	base.Splits, base.QueryGroup, base.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
+	for _, t := range tiers {
+		r := base
+		r.Tier = t.Name
+		if err := c.SetTier(t.Tier); err != nil {
+			err = EnvError{fmt.Errorf("spec %s, tier %s: clearing the output: %w", s.Name, t.Name, err)}
+			out, errs = append(out, failResult(r, err)), append(errs, err)
+			continue
+		}
+		sp("tier %s: num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed",
+			t.Name, c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
+		per, stream, err := TimeCase(d, c, cfg.Reps, cfg.Warmup, fl)
 		if err == nil {
 			err = c.CheckOutput()
 		}
-		if err == nil {
-			r.Timing, r.MedianMS, r.MinMS, r.StreamMS = per, per.MedianMS, per.MinMS, stream
-			r.GBps = float64(r.Bytes) / (per.MedianMS * 1e6)
-			r.StreamGBps = float64(r.Bytes) / (stream * 1e6)
-			r.GQKps = float64(r.QKPairs) / (per.MedianMS * 1e6)
-			if hbmGBps > 0 {
-				r.Fraction = r.GBps / hbmGBps
-			}
-			sp("median %.4f ms, min %.4f ms, stream %.4f ms; %s GB/s", r.MedianMS, r.MinMS, r.StreamMS, NumStr(r.GBps))
+		if err != nil {
+			err = fmt.Errorf("tier %s: %w", t.Name, err)
+			out, errs = append(out, failResult(r, err)), append(errs, err)
+			continue
 		}
-		c.Free()
-	}
-	if err != nil {
-		r.Error = err.Error()
-		var ee EnvError
-		if errors.As(err, &ee) {
-			r.ErrorIsEnv = true
-		} else {
-			r.ErrorIsCheck = true
+		r.Timing, r.MedianMS, r.MinMS, r.StreamMS = per, per.MedianMS, per.MinMS, stream
+		r.GBps = float64(r.Bytes) / (per.MedianMS * 1e6)
+		r.StreamGBps = float64(r.Bytes) / (stream * 1e6)
+		r.GQKps = float64(r.QKPairs) / (per.MedianMS * 1e6)
+		if hbmGBps > 0 {
+			r.Fraction = r.GBps / hbmGBps
 		}
+		sp("tier %s: median %.4f ms, min %.4f ms, stream %.4f ms; %s GB/s", t.Name, r.MedianMS, r.MinMS, r.StreamMS, NumStr(r.GBps))
+		out = append(out, r)
 	}
-	return r, err
+	return out, errs
+}
+
+// failResult records err in r, as an environment error or a failed check.
+func failResult(r Result, err error) Result {
+	r.Error = err.Error()
+	var ee EnvError
+	if errors.As(err, &ee) {
+		r.ErrorIsEnv = true
+	} else {
+		r.ErrorIsCheck = true
+	}
+	return r
 }

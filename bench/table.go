@@ -23,18 +23,18 @@ func NumStr(x float64) string {
 // one) and the HBM line.
 func WriteTable(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "spec\treqs x q\tseq_len\tHq/Hkv\tsplits\tqg\tcalls\tMB read\tmedian ms\tmin ms\tstream ms\tGB/s\t% HBM\tGqk/s\t")
+	fmt.Fprintln(tw, "spec\ttier\treqs x q\tseq_len\tHq/Hkv\tsplits\tqg\tcalls\tMB read\tmedian ms\tmin ms\tstream ms\tGB/s\t% HBM\tGqk/s\t")
 	for _, r := range rep.Results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%dx%d\t%d\t%d/%d\t-\t-\t-\t%.1f\tFAILED\t-\t-\t-\t-\t-\t\n", r.Spec, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, float64(r.Bytes)/1e6)
+			fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d/%d\t-\t-\t-\t%.1f\tFAILED\t-\t-\t-\t-\t-\t\n", r.Spec, r.Tier, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, float64(r.Bytes)/1e6)
 			continue
 		}
 		frac := "-"
 		if r.Fraction > 0 {
 			frac = fmt.Sprintf("%.1f", 100*r.Fraction)
 		}
-		fmt.Fprintf(tw, "%s\t%dx%d\t%d\t%d/%d\t%d\t%d\t%d\t%.1f\t%.4f\t%.4f\t%.4f\t%s\t%s\t%s\t\n",
-			r.Spec, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, r.Splits, r.QueryGroup, r.Calls, float64(r.Bytes)/1e6,
+		fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d/%d\t%d\t%d\t%d\t%.1f\t%.4f\t%.4f\t%.4f\t%s\t%s\t%s\t\n",
+			r.Spec, r.Tier, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, r.Splits, r.QueryGroup, r.Calls, float64(r.Bytes)/1e6,
 			r.MedianMS, r.MinMS, r.StreamMS, NumStr(r.GBps), frac, NumStr(r.GQKps))
 	}
 	tw.Flush()

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/bench"
 	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/kernels"
@@ -18,8 +20,8 @@ import (
 func benchUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `usage: octant bench --lib PATH [--specs LIST] [--reps N] [--warmup N] [--splits N|auto[,...]] [--json FILE] [flags]
 
-Times the portable decode tier (octave_decode: split-KV attention + reduce) of a kernel library on
-a device, for these batch shapes (fp16 query, block size 16, LBHNC cache, default sign patterns,
+Times the decode tiers (octave_decode: split-KV attention + reduce) of a kernel library on a device,
+each over the same inputs (--tiers), for these batch shapes (fp16 query, block size 16, LBHNC cache, default sign patterns,
 sm_scale 1/16, G = Hq/Hkv = 6; "100k" is 100000 tokens, "2k" is 2048 queries):
 
 `)
@@ -82,6 +84,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flushL2 := fs.Bool("flush-l2", true, "flush the L2 (an untimed d2d copy) before each timed iteration")
 	flushBytesS := fs.String("flush-bytes", "256MiB", "scratch size of the L2 flush")
 	jsonPath := fs.String("json", "", "write all numbers as JSON to FILE")
+	tierList := fs.String("tiers", "all", "decode tiers to time: all (every decode tier the device offers) or a comma-separated list of tier names")
 	fs.Usage = func() { benchUsage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -163,13 +166,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	defer d.Close()
 	info := d.Info
+	tiers, err := benchTiers(d, *tierList)
+	if err != nil {
+		fmt.Fprintf(stderr, "octant bench: --tiers: %v\n", err)
+		return 2
+	}
 	progress("library %s (sha256 %s…; %s)", *lib, libSum[:16], l.BuildInfo())
 	progress("device %d: %s (%s, %s, %d SMs/CUs, %s)", *device, info.Name, info.Arch, info.Runtime, info.ComputeUnits, bench.HumanBytes(int64(info.TotalMemory)))
 
 	rep, err := bench.Run(d, bench.Config{
 		Options: bench.Options{Fmt: f, BlockSize: *blockSize, QueryGroup: *qg, MaxRows: *maxRows, Distinct: *distinct,
 			Seed: *seed, Reps: *reps, Warmup: *warmup, FlushL2: *flushL2, FlushBytes: flushBytes},
-		Specs: specs, Splits: splits, CopyBytes: copyBytes, CopyReps: *copyReps, Device: *device,
+		Specs: specs, Splits: splits, Tiers: tiers, CopyBytes: copyBytes, CopyReps: *copyReps, Device: *device,
 		Progress: progress,
 		Failed:   func(err error) { fmt.Fprintf(stderr, "octant bench: %v\n", err) },
 	})
@@ -198,4 +206,37 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// benchTiers resolves --tiers against the decode tiers device d offers: "all" is every one of them,
+// otherwise each name must be one of them.
+func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
+	all, err := d.Tiers()
+	if err != nil {
+		return nil, err
+	}
+	var offered []kernels.TierDesc
+	var names []string
+	for _, t := range all {
+		if t.Offers(arch.Decode) {
+			offered = append(offered, t)
+			names = append(names, t.Name)
+		}
+	}
+	if strings.TrimSpace(list) == "all" {
+		if len(offered) == 0 {
+			return nil, fmt.Errorf("the device offers no decode tier")
+		}
+		return offered, nil
+	}
+	var out []kernels.TierDesc
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		i := slices.IndexFunc(offered, func(t kernels.TierDesc) bool { return t.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("tier %q: expected all or one of the decode tiers the device offers (%s)", n, strings.Join(names, ", "))
+		}
+		out = append(out, offered[i])
+	}
+	return out, nil
 }

@@ -87,7 +87,7 @@ func TestBenchCLI(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errs, "bench: tiny: num_splits") {
+	if !strings.Contains(errs, "bench: tiny: tier portable: num_splits") {
 		t.Errorf("no progress on stderr:\n%s", errs)
 	}
 	raw, err := os.ReadFile(jsonPath)
@@ -106,8 +106,14 @@ func TestBenchCLI(t *testing.T) {
 	if rep.HBM == nil || rep.HBMGBps <= 0 || rep.HBM.MovedBytes != 2*(16<<20) {
 		t.Errorf("HBM: %+v", rep.HBM)
 	}
-	if len(rep.Results) != 4 {
-		t.Fatalf("%d results, want 4 (2 specs x 2 split settings)", len(rep.Results))
+	nt := len(rep.Settings["tiers"].([]any))
+	if nt < 1 || len(rep.Results) != 4*nt {
+		t.Fatalf("%d results, want 4 x %d (2 specs x 2 split settings x the device's decode tiers)", len(rep.Results), nt)
+	}
+	for i, r := range rep.Results {
+		if want := rep.Settings["tiers"].([]any)[i%nt]; r.Tier != want {
+			t.Errorf("result %d: tier %q, want %q", i, r.Tier, want)
+		}
 	}
 	for _, r := range rep.Results {
 		if r.Error != "" || r.MedianMS <= 0 || r.MinMS <= 0 || r.MinMS > r.MedianMS || r.StreamMS <= 0 || r.GBps <= 0 || r.Fraction <= 0 ||
@@ -115,7 +121,17 @@ func TestBenchCLI(t *testing.T) {
 			t.Errorf("result %+v", r)
 		}
 	}
-	if rep.Results[1].Splits != 3 || rep.Results[1].SplitsAuto || !rep.Results[0].SplitsAuto {
-		t.Errorf("split settings: %+v", rep.Results[:2])
+	if rep.Results[nt].Splits != 3 || rep.Results[nt].SplitsAuto || !rep.Results[0].SplitsAuto {
+		t.Errorf("split settings: %+v", rep.Results[:nt+1])
+	}
+
+	// One tier by name; a name the device does not offer is a usage error naming those it does.
+	code, out, errs = runCLI("bench", "--lib", lib, "--specs", "tiny", "--tiers", "portable", "--reps", "1", "--warmup", "0", "--copy-bytes", "0")
+	if code != 0 || !strings.Contains(out, "portable") || strings.Count(out, "tiny") != 1 {
+		t.Errorf("--tiers portable: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = runCLI("bench", "--lib", lib, "--specs", "tiny", "--tiers", "portable,tensor")
+	if code != 2 || !strings.Contains(errs, `tier "tensor": expected all or one of the decode tiers the device offers (portable`) {
+		t.Errorf("--tiers tensor: exit %d\n%s", code, errs)
 	}
 }
