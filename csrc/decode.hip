@@ -25,6 +25,7 @@
 #include "octave_lane.h"
 #include "octave_mutant.h"
 #include "octave_params.h"
+#include "octave_slot.h"
 
 enum { DEC_TOK = 32, DEC_ROW_MAX = 248 };  // tokens per wave tile; largest staging row (k3v4)
 
@@ -41,26 +42,11 @@ OCT_DEV void dec_write_partial(float* dst, int lane, int run0, int run1, const f
   if (lane == 0) dst[256] = m, dst[257] = l;
 }
 
-// Compile-time layout of each format (docs/format.md §5; the same numbers as oct_layout) and its staging
-// geometry. A slot is copied in units of UB bytes (8; 4 for compact, whose strides are only
-// multiples of 4) into a shared-memory row of ROW bytes (slot bytes rounded up to 8: 248, 216, 200,
-// so rows are 8-byte aligned and an odd number of 8-byte words apart, which keeps the lane = token
-// 8-byte reads free of bank conflicts). The K set (K codes and the scales: NK units) and the V set
-// (V codes: NV units) are copied separately, SPI slots per copy step.
-template <int FMT>
-struct DecFmt;
-template <>
-struct DecFmt<4> {  // octave_k3v4
-  enum { COMPACT = 0, VBITS = 4, SLOT = 248, UB = 8, K_LO = 32, K_HI = 80, V_LO = 104, V_HI = 0, SCALES = 232 };
-};
-template <>
-struct DecFmt<3> {  // octave_k3v3
-  enum { COMPACT = 0, VBITS = 3, SLOT = 216, UB = 8, K_LO = 32, K_HI = 80, V_LO = 104, V_HI = 168, SCALES = 200 };
-};
-template <>
-struct DecFmt<19> {  // octave_k3v3_compact
-  enum { COMPACT = 1, VBITS = 3, SLOT = 196, UB = 4, K_LO = 0, K_HI = 64, V_LO = 96, V_HI = 160, SCALES = 192 };
-};
+// The staging geometry of each format (DecFmt, octave_slot.h). A slot is copied in units of UB bytes
+// into a shared-memory row of ROW bytes (slot bytes rounded up to 8: 248, 216, 200, so rows are
+// 8-byte aligned and an odd number of 8-byte words apart, which keeps the lane = token 8-byte reads
+// free of bank conflicts). The K set (K codes and the scales: NK units) and the V set (V codes: NV
+// units) are copied separately, SPI slots per copy step.
 template <int FMT>
 struct DecGeo : DecFmt<FMT> {
   typedef DecFmt<FMT> B;
@@ -163,42 +149,6 @@ OCT_DEV void dec_kblock(const uint8_t* row, int b, uint32_t kw[16]) {
     oct_cb3n(c.x, h.y, OCT_CB3_LO, OCT_CB3_HI, kw + 8);
     oct_cb3n(c.y, h.y >> 4, OCT_CB3_LO, OCT_CB3_HI, kw + 12);
   }
-}
-
-// Byte position, within the 256-byte int8 query row, of head dim d: the order of dec_kblock.
-template <int FMT>
-OCT_DEV int dec_qpos(int d) {
-  const int b = d >> 6, dl = d & 63;
-  if (!DecFmt<FMT>::COMPACT && b == 0) {  // 4-bit: word 2j + h holds dims 8j + [0,4,1,5] + 2h
-    const int j = dl >> 3, r = dl & 7;
-    return 4 * (2 * j + ((r >> 1) & 1)) + 2 * (r & 1) + (r >> 2);
-  }
-  const int g = dl >> 4, r = dl & 15;  // 3-bit: word 4g + h holds dims 16g + [0,8,1,9] + 2h
-  return 64 * b + 4 * (4 * g + ((r >> 1) & 3)) + 2 * (r & 1) + (r >> 3);
-}
-
-// V codebook bytes, biased by +128, for lane l of the token of `row`: 8 dims, in the order of
-// dec_write_partial (u0: o[0..3], u1: o[4..7]; even o at run0 + 0..3, odd at run1 + 0..3).
-// 4-bit: dims 8l..8l+7 (runs 8l, 8l + 4). 3-bit: half (l & 1) of the 16-dim group l >> 1 (runs
-// 16(l >> 1) + 4(l & 1) and 8 further).
-template <int FMT>
-OCT_DEV void dec_vbytes(const uint8_t* row, int l, uint32_t& u0, uint32_t& u1) {
-  typedef DecFmt<FMT> F;
-  if (F::VBITS == 4) {
-    const uint32_t w = *(const uint32_t*)(row + F::V_LO + 4 * l);
-    oct_cb4n(w, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, u0, u1);
-  } else {
-    const int k = l >> 1, hb = l & 1;
-    const uint32_t wl = *(const uint32_t*)(row + F::V_LO + 4 * k);
-    const uint32_t wh = *(const uint32_t*)(row + F::V_HI + 4 * (k >> 1));
-    const uint32_t sel = oct_sel3n(wl >> (2 * hb), wh >> (4 * (k & 1) + hb));
-    u0 = oct_perm8n(OCT_CB3B_LO, OCT_CB3B_HI, sel), u1 = oct_perm8n(OCT_CB3B_LO, OCT_CB3B_HI, sel >> 16);
-  }
-}
-template <int FMT>
-OCT_DEV void dec_runs(int l, int& run0, int& run1) {
-  if (DecFmt<FMT>::VBITS == 4) run0 = 8 * l, run1 = 8 * l + 4;
-  else run0 = 16 * (l >> 1) + 4 * (l & 1), run1 = run0 + 8;
 }
 
 // a[i] for a runtime i in 0..3 without dynamic indexing (which would put a in scratch memory).
