@@ -1,54 +1,106 @@
 // decode, mma tier (sm_90; docs/contract.md §3.3, profile wmma-f16q): split-KV attention over the
 // packed cache with NVIDIA's warp-level mma.sync (m16n8k16, f16 operands, fp32 accumulation),
 // writing split partials (§3.4 layout) that the portable reduce merges. On CUDA builds the
-// instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. The structure,
-// staging and arithmetic are the WMMA tier's (csrc/decode_wmma.hip): the same profile, the same
-// 16-token tiles and split geometry, so its bound and its tests carry over; only the fragments
-// differ (docs/kernels.md, "The mma tier"):
-//   scores  per 16-query M tile and K block w: 2 token N tiles of 8 × 4 k-steps of 16 dims;
-//           lane (g, t) holds query rows g, g + 8, dims 2t.., tokens 2t..;
-//   P·V     per M tile: 8 dim N tiles of 8 (wave w: dims 64w..64w+63) × one k-step of 16 tokens.
-// The softmax is the WMMA tier's: lane l (and l + 16) owns query 16·mt + l mod 16, through shared
-// memory, so the arithmetic (and its bits) is the same as there.
+// instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
+// "The mma tier: decode", has the design and its budget; in short:
 //
-// Most of this file (row sets, staging, softmax) repeats decode_wmma.hip on purpose, for now: it is
-// the first, correctness-only step of the tier, and docs/mma-plan.md's fast design replaces exactly
-// those parts (cp.async staging, scores and softmax in registers); sharing them with the WMMA tier
-// would tie two kernels that are about to part.
+// Workgroup (row chunk, split, KV head), 4 warps. The queries of a row set (the chunk's rows of one
+// request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass": one or two 8-column
+// N tiles). Each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
+// split (tiles aligned to multiples of 16; tokens outside the split masked), with no workgroup
+// barrier inside the token loop:
+//   - staging: the tile's raw slots go to the warp's shared memory with cp.async, one tile ahead:
+//     16-byte copies of the whole tile when its 16 slots are contiguous (block size a multiple of
+//     16, token stride = slot bytes, 16-byte aligned block and head strides), else per slot in
+//     units of 8 bytes (4 for compact);
+//   - scores S^T = K·Q^T (the "swapped" product: M = 16 tokens, N = 8 queries, so G = 6 wastes no
+//     rows): per 64-dim K block four m16n8k16 on the K codebook bytes as fp16 (byte permute
+//     lookup with the table biased by 128, spread into fp16 halves 0x64bb, then one f16x2
+//     subtraction, all exact) against the fp16 rotated query, in the permuted dim order of
+//     dec_qpos; the block's fp32 dot times the token's K block scale, summed over the blocks in
+//     order, times sm_scale·log2(e)/64 — wmma-f16q's arithmetic;
+//   - online softmax in base 2 in registers: lane (g, t) holds tokens g, g + 8 of queries 2t,
+//     2t + 1; tile max and Σ p by butterflies over g; P' = fp16(fp32(p · V scale) · 256), through
+//     a 256-byte per-warp transpose into the B operand of P·V;
+//   - O^T += V^T·P'^T: M = 16 dims, N = 8 queries, K = 16 tokens; lane g's V bytes are dims of V
+//     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves.
+// At the end of the split the warps' (m, l, o) are merged in shared memory (warp 0 sums, in warp
+// order) and warp 0 writes the partial rows, o = Σ P'·codebook / (256·64).
 #include "octave_lane.h"
-#include "octave_params.h"
 #include "octave_mma.h"
+#include "octave_params.h"
+#include "octave_slot.h"
 
-enum { DM_TOK = 16, DM_QMAX = 32, DM_ROW = 132 };  // tokens per tile; queries per row set; padded row (dwords)
+enum {
+  DM_TOK = 16,          // tokens per tile
+  DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
+  DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
+};
+
+// Shared memory of a workgroup whose passes take NT N tiles (8·NT queries): 55 KB for NT 1, more
+// than the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
+template <int NT>
+struct DmSmem {
+  alignas(16) uint8_t stage[OCT_WAVES][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
+  alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane]
+  alignas(8) uint16_t pt[OCT_WAVES][NT][8][DM_TOK];           // per warp: P' as [query][token]
+  int64_t off[OCT_WAVES][DM_TOK];                             // per warp: slot offsets of the tile being staged
+  float mw[OCT_WAVES][8 * NT], lw[OCT_WAVES][8 * NT];         // per warp: m and l of each query
+};
 
 #if OCT_MMA_BODY
 
-struct DmSmem {
-  uint32_t q[DM_QMAX][DM_ROW];     // fp16 query, rotated; dims 2i, 2i+1 in dword i; rows >= nq zero
-  uint32_t k[DM_TOK][DM_ROW];      // K codebook values as fp16, [token][dim pair]
-  uint32_t v[OCT_D][DM_TOK / 2];   // V codebook values as fp16, [dim][token pair]
-  float s[4][DM_QMAX][DM_TOK];     // per K block: fp32 dot × K block scale, [block][query][token]
-  float ks[DM_TOK][4];             // K block scales
-  float vs[DM_TOK];                // V scale (the fp16 value; 0 for a token not staged)
-  int ok[DM_TOK];                  // staged: inside the tile and in a valid block
-  float alpha[OCT_WAVES][DM_QMAX]; // per wave: this tile's rescale factor of each query
-  alignas(16) uint16_t pp[OCT_WAVES][DM_QMAX][DM_TOK];  // per wave: P' as fp16, [query][token]
+template <int FMT>
+struct DmFmt : DecFmt<FMT> {
+  typedef DecFmt<FMT> B;
+  enum {
+    ROW = (B::SLOT + 7) & ~7,         // staged slot stride: 248, 216, 200
+    SU = B::SLOT / B::UB,             // units per slot: 31, 27, 49
+    CONTIG_OK = ROW == (int)B::SLOT,  // whole-tile 16-byte copies keep every row 8-byte aligned
+  };
+  static_assert(16 * ROW <= DM_STAGE && B::SLOT % B::UB == 0, "staging layout");
 };
 
-// The score of query q and tile token t in log2 units: the 4 blocks' dot × K scale summed in
-// order, times sm_scale·log2(e)/64; -inf when the token is not staged or at or past the query's
-// klen (ts + t >= kq).
-OCT_DEV float dm_score(const DmSmem& sm, const OctDecodeParams& p, int q, int t, int64_t ts, int kq) {
-  const float s = oct_mul_rn(oct_add_rn(oct_add_rn(oct_add_rn(sm.s[0][q][t], sm.s[1][q][t]), sm.s[2][q][t]), sm.s[3][q][t]),
-                             p.score_scale);
-  return sm.ok[t] && ts + t < kq ? s : -oct_inf();
+// Two fp16 values at p (4-byte aligned) as one register (memcpy: no type punning on the emulator).
+OCT_DEV uint32_t dm_ld32(const uint16_t* p) {
+  uint32_t x;
+  __builtin_memcpy(&x, __builtin_assume_aligned(p, 4), 4);
+  return x;
+}
+// Four fp16 values at p (8-byte aligned) as two registers, one load.
+OCT_DEV OctMmaB16 dm_ld64(const uint16_t* p) {
+  OctMmaB16 x;
+  __builtin_memcpy(&x.r[0], __builtin_assume_aligned(p, 8), 8);
+  return x;
 }
 
-OCT_DEV uint32_t dm_h(float x) { return oct_f32_to_f16(x); }
-// Two int8 codebook bytes of w (bytes i, i + 1) as two fp16 values (exact) in one dword.
-OCT_DEV uint32_t dm_h2(uint32_t w, int i) { return dm_h(oct_i8(w, i)) | (dm_h(oct_i8(w, i + 1)) << 16); }
+// Biased codebook word w (bytes b0..b3) as two fp16 operand registers: lo = (c0, c1), hi = (c2, c3).
+OCT_DEV void dm_h4(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  lo = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4140u));
+  hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
+}
 
-// Writes the partial row of an empty query: o = 0, m = -inf, l = 0 (one wave, lane l dims 8l..8l+7).
+// The A-operand halves of K block b for lane group t of the token staged at `row`: k-step j of the
+// block uses lo[j] (columns 2t, 2t + 1) and hi[j] (columns 2t + 8, 2t + 9); their dims are bytes
+// 16t + 4j + 0..3 of the block in dec_qpos order (lane t decodes 16 of the block's 64 dims).
+template <int FMT>
+OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t hi[4]) {
+  typedef DecFmt<FMT> F;
+  uint32_t w[4];
+  if (!F::COMPACT && b == 0) {  // rope: 4-bit, 8 bytes per 16 dims
+    const OctU2 x = *(const OctU2*)(row + 8 * t);
+    oct_cb4n(x.x, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[0], w[1]);
+    oct_cb4n(x.y, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[2], w[3]);
+  } else {  // 3-bit: one 2-bit plane word and half a 1-bit plane word per 16 dims
+    const int bb = F::COMPACT ? b : b - 1;
+    const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
+    const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
+    oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
+  }
+  OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
+}
+
+// Writes the partial row of an empty query: o = 0, m = -inf, l = 0 (one warp, lane l dims 8l..8l+7).
 OCT_DEV void dm_write_empty(float* dst, int lane) {
   OctU4 z;
   z.x = z.y = z.z = z.w = 0u;
@@ -57,48 +109,293 @@ OCT_DEV void dm_write_empty(float* dst, int lane) {
   if (lane == 0) dst[256] = -oct_inf(), dst[257] = 0.0f;
 }
 
-// Stages tokens ts..ts+15 (those below te) of KV head h: wave w takes tokens w, w + 4, ...; lane l
-// dims 8l..8l+7.
-template <int FMT>
-OCT_DEV void dm_stage(const OctDecodeParams& p, DmSmem& sm, const int32_t* bt_row, int64_t ts, int64_t te,
-                      int h, int lane, int w) {
-  const OctLayout L = oct_layout(FMT);
-  OCT_NOUNROLL for (int t = w; t < DM_TOK; t += OCT_WAVES) {
-    const int64_t tg = ts + t;
-    const uint8_t* slot = nullptr;
-    if (tg < te) {
-      const int32_t bid = bt_row[tg / p.block_size];
-      if (bid >= 0 && bid < p.num_blocks)
-        slot = p.cache + (int64_t)bid * p.c_sb + (int64_t)h * p.c_sh + (tg % p.block_size) * p.c_st;
+// What a pass needs to know about the row set.
+struct DmSet {
+  int rows;         // 4 bits per row of the set: the chunk's row index
+  int klen[4];      // per chunk row
+  int req;          // the request of every row of the set
+  int row0, split;  // the chunk's first query row; the split
+  int qb, np;       // the pass: queries qb .. qb + np - 1 of the set (query q: row rows[q / G], head h·G + q % G)
+  int64_t t0, te;   // the split's tokens for this set: [t0, te)
+  int h;            // KV head
+};
+OCT_DEV int dm_rowj(const OctDecodeParams& p, const DmSet& s, int q) { return (s.rows >> (4 * (q / p.g))) & 15; }
+OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
+  return (((int64_t)(s.row0 + dm_rowj(p, s, q)) * p.hq + (int64_t)s.h * p.g + q % p.g) * p.num_splits + s.split) *
+         p.pstride;
+}
+
+// Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
+// tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
+template <int FMT, int NT>
+OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, uint8_t* st, const int32_t* bt_row,
+                          int64_t ts, bool contig, int lane, int w) {
+  typedef DmFmt<FMT> F;
+  const int64_t hoff = (int64_t)s.h * p.c_sh;
+  const int lo = s.t0 > ts ? (int)(s.t0 - ts) : 0, hi = s.te - ts < DM_TOK ? (int)(s.te - ts) : DM_TOK;
+  const uint32_t range = hi > lo ? ((1u << hi) - 1u) & ~((1u << lo) - 1u) : 0u;
+  if (F::CONTIG_OK && contig) {
+    const int64_t lb = ts / p.block_size;
+    const int32_t bid = bt_row[lb];
+    if (bid < 0 || bid >= p.num_blocks) return 0u;
+    const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (ts - lb * p.block_size) * (int64_t)F::SLOT;
+    for (int u = lane; u < DM_TOK * F::SLOT / 16; u += 32) oct_copy_g2s16(st + 16 * u, src + 16 * u);
+    return range;
+  }
+  if (lane < DM_TOK) {
+    int64_t off = -1;
+    if ((range >> lane) & 1) {
+      const int64_t tg = ts + lane, lb = tg / p.block_size;
+      const int32_t bid = bt_row[lb];
+      if (bid >= 0 && bid < p.num_blocks) off = (int64_t)bid * p.c_sb + hoff + (tg - lb * p.block_size) * p.c_st;
     }
-    uint32_t k0 = 0, k1 = 0, v0 = 0, v1 = 0;
-    float kscale = 0.0f, vscale = 0.0f;
-    if (slot) {
-      oct_slot_k(slot, L, lane, k0, k1);
-      oct_slot_v(slot, L, lane, v0, v1);
-      if (lane < 4) kscale = oct_slot_kscale(slot, L, lane);
-      vscale = oct_slot_vscale(slot, L);
+    sm.off[w][lane] = off;
+  }
+  oct_sync_wave();
+  uint32_t mask = 0;
+  OCT_UNROLL4 for (int t = 0; t < DM_TOK; t++) {
+    const int64_t off = sm.off[w][t];
+    if (off < 0) continue;
+    mask |= 1u << t;
+    for (int u = lane; u < F::SU; u += 32)
+      oct_copy_g2s<F::UB>(st + t * F::ROW + u * F::UB, p.cache + off + u * F::UB);
+  }
+  oct_sync_wave();  // sm.off is rewritten by the next tile's call
+  return mask;
+}
+
+// One pass: queries qb .. qb + np - 1 of the set (np <= 8·NT) over the split's tokens.
+template <int FMT, int NT>
+OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, int lane, int w) {
+  typedef DmFmt<FMT> F;
+  const int g = lane >> 2, t = lane & 3;
+  const float ninf = -oct_inf();
+
+  // The queries' B fragments: rotated like K in float32, rounded to fp16, at their dec_qpos places;
+  // columns past np zero.
+  oct_sync();  // the previous pass's shared memory is read
+  for (int c = w; c < 8 * NT; c += OCT_WAVES) {
+    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (c < s.np) {
+      const int q = s.qb + c;
+      oct_load8(p.query + (int64_t)(s.row0 + dm_rowj(p, s, q)) * p.q_st + (int64_t)(s.h * p.g + q % p.g) * p.q_sh + 8 * lane,
+                p.dtype, x);
+      oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
     }
-    // K dims 8l..8l+7: dwords 4l..4l+3 of the token's row.
-    sm.k[t][4 * lane] = dm_h2(k0, 0), sm.k[t][4 * lane + 1] = dm_h2(k0, 2);
-    sm.k[t][4 * lane + 2] = dm_h2(k1, 0), sm.k[t][4 * lane + 3] = dm_h2(k1, 2);
-    // V dims 8l..8l+7 of token t: half t & 1 of dword t / 2 of each dim's row.
-    uint16_t* vcol = (uint16_t*)sm.v;
-    for (int e = 0; e < 4; e++) {
-      vcol[(8 * lane + e) * DM_TOK + t] = (uint16_t)dm_h(oct_i8(v0, e));
-      vcol[(8 * lane + 4 + e) * DM_TOK + t] = (uint16_t)dm_h(oct_i8(v1, e));
+    OCT_UNROLL for (int i = 0; i < 8; i++) {
+      const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
+      sm.qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
     }
-    if (lane < 4) sm.ks[t][lane] = kscale;
-    if (lane == 0) sm.vs[t] = vscale, sm.ok[t] = slot != nullptr;
+  }
+
+  // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
+  int kq[NT][2];
+  float mrun[NT][2], lrun[NT][2];
+  OctMmaF32 o[16][NT];  // [dim M tile][N tile]: dims of rows g, g + 8 (dm_vdim), queries 2t, 2t + 1
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int qc = 8 * n + 2 * t + c, j = qc < s.np ? dm_rowj(p, s, s.qb + qc) : 0;
+      kq[n][c] = qc < s.np ? (j == 0 ? s.klen[0] : j == 1 ? s.klen[1] : j == 2 ? s.klen[2] : s.klen[3]) : 0;
+      mrun[n][c] = ninf, lrun[n][c] = 0.0f;
+    }
+    OCT_UNROLL for (int mt = 0; mt < 16; mt++)
+      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
+  }
+  oct_sync();  // the query fragments are written
+
+  // The set's block table row and the staging path.
+  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
+  const bool contig = p.c_st == DecFmt<FMT>::SLOT && p.block_size % DM_TOK == 0 && (p.c_sb & 15) == 0 &&
+                      (p.c_sh & 15) == 0 && ((uintptr_t)p.cache & 15) == 0;
+  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
+  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
+  uint8_t* stage0 = sm.stage[w][0];
+  uint8_t* stage1 = sm.stage[w][1];
+  uint8_t* stage2 = sm.stage[w][2];
+  uint32_t mcur = 0, mnext = 0, mlast = 0;
+  if (w < ntile) mcur = dm_issue<FMT>(p, s, sm, stage0, btr, tfirst + DM_TOK * w, contig, lane, w);
+  oct_async_commit();
+  if (w + OCT_WAVES < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + OCT_WAVES), contig, lane, w);
+  oct_async_commit();
+  for (int it = w; it < ntile; it += OCT_WAVES) {
+    const int64_t ts = tfirst + (int64_t)DM_TOK * it;
+    if (it + 2 * OCT_WAVES < ntile)
+      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * OCT_WAVES, contig, lane, w);
+    oct_async_commit();
+    oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
+    oct_sync_wave();
+    const uint8_t* rg = stage0 + g * F::ROW;
+    const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
+
+    // Scales of tokens g and g + 8.
+    float ksg[4], ks8[4];
+    const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
+    const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
+    OCT_UNROLL for (int b = 0; b < 4; b++) {
+      ksg[b] = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
+      ks8[b] = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
+    }
+    const float vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
+
+    // Scores: element i of N tile n is token g + 8(i >> 1), query 8n + 2t + (i & 1).
+    float sc[NT][4];
+    OCT_UNROLL for (int b = 0; b < 4; b++) {
+      uint32_t glo[4], ghi[4], elo[4], ehi[4];
+      dm_kfrag<FMT>(rg, b, t, glo, ghi);
+      dm_kfrag<FMT>(r8, b, t, elo, ehi);
+      // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
+      const float k8 = OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? ksg[b] : ks8[b];
+      OCT_UNROLL for (int n = 0; n < NT; n++) {
+        OctMmaF32 acc;
+        OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0.0f;
+        OCT_UNROLL for (int j = 0; j < 4; j++) {
+          OctMmaA16 a;
+          a.r[0] = glo[j], a.r[1] = elo[j], a.r[2] = ghi[j], a.r[3] = ehi[j];
+          const OctMmaB16 bq = dm_ld64(sm.qf[n][4 * b + j][lane]);
+          acc = oct_mma_m16n8k16_f32_f16(a, bq, acc);
+        }
+        OCT_UNROLL for (int v = 0; v < 4; v++) {
+          const float x = oct_mul_rn(acc.r[v], v >> 1 ? k8 : ksg[b]);
+          sc[n][v] = b == 0 ? x : oct_add_rn(sc[n][v], x);
+        }
+      }
+    }
+
+    // Online softmax per query; P' to the warp's transpose buffer.
+    const bool okg = (mcur >> g) & 1, ok8 = (mcur >> (g + 8)) & 1;
+    const int64_t tgg = ts + g, tg8 = ts + g + 8;
+    float alpha[NT][2];
+    bool rescale = false;
+    OCT_UNROLL for (int n = 0; n < NT; n++) {
+      OCT_UNROLL for (int c = 0; c < 2; c++) {
+        const float sg = okg && tgg < kq[n][c] ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
+        const float s8 = ok8 && tg8 < kq[n][c] ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
+        float mx = oct_fmax(sg, s8);
+        mx = oct_fmax(mx, oct_shfl_xor<4>(mx));
+        mx = oct_fmax(mx, oct_shfl_xor<8>(mx));
+        mx = oct_fmax(mx, oct_shfl_xor<16>(mx));
+        const float mo = mrun[n][c], mn = oct_fmax(mo, mx);
+        float al = 1.0f, pg = 0.0f, p8 = 0.0f;
+        if (mn != ninf) al = oct_exp2(mo - mn), pg = oct_exp2(sg - mn), p8 = oct_exp2(s8 - mn);
+        float sum = oct_add_rn(pg, p8);
+        sum = oct_add_rn(sum, oct_shfl_xor<4>(sum));
+        sum = oct_add_rn(sum, oct_shfl_xor<8>(sum));
+        sum = oct_add_rn(sum, oct_shfl_xor<16>(sum));
+        lrun[n][c] = oct_fma(lrun[n][c], al, sum);
+        if (OCT_MUTANT(OCT_MUT_DECODE_MMA_L_F16)) lrun[n][c] = oct_f16_to_f32(oct_f32_to_f16(lrun[n][c]));  // mutant
+        mrun[n][c] = mn;
+        alpha[n][c] = al;
+        rescale = rescale || al != 1.0f;
+        // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever its V
+        // scale (a poisoned slot a query does not attend to may hold inf).
+        const int qc = 2 * t + c;
+        sm.pt[w][n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), 256.0f));
+        sm.pt[w][n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), 256.0f));
+      }
+    }
+    oct_sync_wave();
+    OctMmaB16 pb[NT];
+    OCT_UNROLL for (int n = 0; n < NT; n++) {
+      pb[n].r[0] = dm_ld32(&sm.pt[w][n][g][2 * t]);
+      pb[n].r[1] = dm_ld32(&sm.pt[w][n][g][2 * t + 8]);
+    }
+    if (rescale) {
+      OCT_UNROLL for (int n = 0; n < NT; n++) {
+        // (mutant OCT_MUT_DECODE_MMA_ALPHA_ROW: query 2t's factor for query 2t + 1 too)
+        const float a1 = OCT_MUTANT(OCT_MUT_DECODE_MMA_ALPHA_ROW) ? alpha[n][0] : alpha[n][1];
+        OCT_UNROLL for (int mt = 0; mt < 16; mt++) {
+          o[mt][n].r[0] = oct_mul_rn(o[mt][n].r[0], alpha[n][0]), o[mt][n].r[2] = oct_mul_rn(o[mt][n].r[2], alpha[n][0]);
+          o[mt][n].r[1] = oct_mul_rn(o[mt][n].r[1], a1), o[mt][n].r[3] = oct_mul_rn(o[mt][n].r[3], a1);
+        }
+      }
+    }
+
+    // P·V: tokens 2t, 2t + 1, 2t + 8, 2t + 9; V lane 4g + m gives M tiles 4m .. 4m + 3.
+    const uint8_t* ru0 = stage0 + (2 * t) * F::ROW;
+    OCT_UNROLL for (int m = 0; m < 4; m++) {
+      uint32_t wa[2], wb[2], wc[2], wd[2];
+      dec_vbytes<FMT>(ru0, 4 * g + m, wa[0], wa[1]);
+      dec_vbytes<FMT>(ru0 + F::ROW, 4 * g + m, wb[0], wb[1]);
+      dec_vbytes<FMT>(ru0 + 8 * F::ROW, 4 * g + m, wc[0], wc[1]);
+      dec_vbytes<FMT>(ru0 + 9 * F::ROW, 4 * g + m, wd[0], wd[1]);
+      OCT_UNROLL for (int k = 0; k < 2; k++) {
+        OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+          const uint32_t sel = hb ? 0x7362u : 0x5140u;
+          const uint32_t pab = oct_perm8n(wa[k], wb[k], sel), pcd = oct_perm8n(wc[k], wd[k], sel);
+          OctMmaA16 a;
+          a.r[0] = oct_h2_unbias(oct_perm8n(pab, 0x64646464u, 0x4140u));
+          a.r[1] = oct_h2_unbias(oct_perm8n(pab, 0x64646464u, 0x4342u));
+          a.r[2] = oct_h2_unbias(oct_perm8n(pcd, 0x64646464u, 0x4140u));
+          a.r[3] = oct_h2_unbias(oct_perm8n(pcd, 0x64646464u, 0x4342u));
+          const int mt = 4 * m + 2 * k + hb;
+          OCT_UNROLL for (int n = 0; n < NT; n++) o[mt][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], o[mt][n]);
+        }
+      }
+    }
+    oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
+    uint8_t* tmp = stage0;
+    stage0 = stage1, stage1 = stage2, stage2 = tmp;
+    mcur = mnext, mnext = mlast;
+  }
+  oct_async_wait<0>();
+
+  // Merge the warps: m and l of each query, then o, one N tile at a time through the stage area.
+  OCT_UNROLL for (int n = 0; n < NT; n++)
+    OCT_UNROLL for (int c = 0; c < 2; c++)
+      if (g == 0) sm.mw[w][8 * n + 2 * t + c] = mrun[n][c], sm.lw[w][8 * n + 2 * t + c] = lrun[n][c];
+  oct_sync();
+  float f[NT][2], mall[NT][2], lall[NT][2];
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int qc = 8 * n + 2 * t + c;
+      float mx = sm.mw[0][qc];
+      OCT_UNROLL for (int v = 1; v < OCT_WAVES; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
+      float l = 0.0f;
+      OCT_UNROLL for (int v = 0; v < OCT_WAVES; v++)
+        l = oct_fma(sm.lw[v][qc], mx == ninf ? 0.0f : oct_exp2(sm.mw[v][qc] - mx), l);
+      f[n][c] = mx == ninf ? 0.0f : oct_exp2(mrun[n][c] - mx);
+      mall[n][c] = mx, lall[n][c] = l;
+    }
+  }
+  float* ob = (float*)&sm.stage[0][0][0];  // [warp 1..3][M tile][element][lane]
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    if (w > 0) {
+      OCT_UNROLL for (int mt = 0; mt < 16; mt++)
+        OCT_UNROLL for (int v = 0; v < 4; v++)
+          ob[(((w - 1) * 16 + mt) * 4 + v) * 32 + lane] = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
+    }
+    oct_sync();
+    if (w == 0) {
+      OCT_UNROLL for (int c = 0; c < 2; c++) {
+        const int qc = 8 * n + 2 * t + c;
+        if (g == 0 && qc < s.np) {
+          float* dst = p.partials + dm_prow(p, s, s.qb + qc);
+          dst[256] = mall[n][c], dst[257] = lall[n][c];
+        }
+      }
+      OCT_UNROLL for (int m = 0; m < 4; m++) {
+        int run0, run1;
+        dec_runs<FMT>(4 * g + m, run0, run1);
+        OCT_UNROLL for (int k = 0; k < 2; k++)
+          OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+            const int mt = 4 * m + 2 * k + hb;
+            OCT_UNROLL for (int v = 0; v < 4; v++) {
+              const int qc = 8 * n + 2 * t + (v & 1), e = 2 * hb + (v >> 1);
+              float x = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
+              OCT_UNROLL for (int u = 0; u < OCT_WAVES - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
+              if (qc < s.np) p.partials[dm_prow(p, s, s.qb + qc) + (e & 1 ? run1 : run0) + 2 * k + (e >> 1)] = oct_mul_rn(x, 0x1p-14f);
+            }
+          }
+      }
+    }
+    oct_sync();
   }
 }
 
-template <int FMT>
-OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem& sm) {
-  const int lane = oct_lane(), w = oct_wave(), n = lane & 15, hh = lane >> 4;
-  const int g8 = lane >> 2, t4 = lane & 3;  // mma fragments: groupID, threadID_in_group
+template <int FMT, int NT>
+OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
+  const int lane = oct_lane(), w = oct_wave();
   const int row0 = oct_bid_x() * p.qgroup, split = oct_bid_y(), h = oct_bid_z();
-  const float ninf = -oct_inf();
   const int64_t t0 = (int64_t)split * p.split_len;
   const int64_t t1 = t0 + p.split_len < p.kv_max ? t0 + p.split_len : p.kv_max;
 
@@ -116,8 +413,8 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem& sm) {
   }
   OCT_UNROLL for (int j = 0; j < 4; j++) {
     if (!((exist & ~valid) >> j & 1)) continue;
-    for (int g = w; g < p.g; g += OCT_WAVES) {
-      const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + g) * p.num_splits + split;
+    for (int q = w; q < p.g; q += OCT_WAVES) {
+      const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + q) * p.num_splits + split;
       dm_write_empty(p.partials + prow * p.pstride, lane);
     }
   }
@@ -128,182 +425,89 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem& sm) {
     int first = 0;
     while (!((remaining >> first) & 1)) first++;
     const int r = req[first == 0 ? 0 : first == 1 ? 1 : first == 2 ? 2 : 3];
-    int rows = 0, nrows = 0, kmax = 0;  // rows: 4 bits per row of the set, the chunk's row index
-    OCT_UNROLL for (int j = 0; j < 4; j++)
+    DmSet s;
+    s.rows = 0, s.req = r, s.row0 = row0, s.split = split, s.h = h;
+    int nrows = 0, kmax = 0;
+    OCT_UNROLL for (int j = 0; j < 4; j++) {
+      s.klen[j] = klen[j];
       if (((remaining >> j) & 1) && req[j] == r) {
-        rows |= j << (4 * nrows++);
+        s.rows |= j << (4 * nrows++);
         kmax = klen[j] > kmax ? klen[j] : kmax;
         remaining &= ~(1 << j);
       }
-    const int nq = nrows * p.g, mtiles = (nq + 15) / 16;  // query q: row rows[q / G], head h·G + q % G
-#define DM_ROWJ(q) ((rows >> (4 * ((q) / p.g))) & 15)
-#define DM_PROW(q) \
-  ((((int64_t)(row0 + DM_ROWJ(q)) * p.hq + (int64_t)h * p.g + (q) % p.g) * p.num_splits + split) * p.pstride)
-
-    const int64_t te = t1 < kmax && !OCT_MUTANT(OCT_MUT_DECODE_MMA_SPLIT_EDGE) ? t1 : (int64_t)kmax;  // mutant: no split end
-    const int ntile = te > t0 ? (int)((te - t0 + DM_TOK - 1) / DM_TOK) : 0;
-    if (ntile == 0) {  // no token of the split for this set: empty partials, nothing read
-      for (int q = w; q < nq; q += OCT_WAVES) dm_write_empty(p.partials + DM_PROW(q), lane);
+    }
+    const int nq = nrows * p.g;
+    // (mutant OCT_MUT_DECODE_MMA_SPLIT_EDGE: the split does not end at t1)
+    s.t0 = t0, s.te = t1 < kmax && !OCT_MUTANT(OCT_MUT_DECODE_MMA_SPLIT_EDGE) ? t1 : (int64_t)kmax;
+    if (s.te <= s.t0) {  // no token of the split for this set: empty partials, nothing read
+      s.qb = 0, s.np = nq;
+      for (int q = w; q < nq; q += OCT_WAVES) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
       continue;
     }
-
-    // Query: rotate like K in float32, round to fp16; rows nq..16·mtiles-1 zero.
-    oct_sync();
-    for (int q = w; q < 16 * mtiles; q += OCT_WAVES) {
-      float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      if (q < nq) {
-        oct_load8(p.query + (int64_t)(row0 + DM_ROWJ(q)) * p.q_st + (int64_t)(h * p.g + q % p.g) * p.q_sh + 8 * lane,
-                  p.dtype, x);
-        oct_rotate(x, p.k_signs, lane, !oct_layout(FMT).compact);
-      }
-      for (int i = 0; i < 4; i++) sm.q[q][4 * lane + i] = dm_h(x[2 * i]) | (dm_h(x[2 * i + 1]) << 16);
+    for (int qb = 0; qb < nq; qb += 8 * NT) {
+      s.qb = qb, s.np = nq - qb < 8 * NT ? nq - qb : 8 * NT;
+      dm_pass<FMT, NT>(p, s, sm, lane, w);
     }
-
-    // Per lane: the klen of its queries 16·mt + n (0 past nq), their running max and l; o of
-    // wave w's dims for every M tile.
-    int kq[2];
-    float mrun[2], lrun[2];
-    OctMmaF32 o[2][8];  // [M tile][dim N tile of 8]: rows g8, g8 + 8; dims 64w + 8ct + 2t4, +1
-    OCT_UNROLL for (int mt = 0; mt < 2; mt++) {
-      const int q = 16 * mt + n;
-      const int j = q < nq ? DM_ROWJ(q) : 0;
-      kq[mt] = q < nq ? (j == 0 ? klen[0] : j == 1 ? klen[1] : j == 2 ? klen[2] : klen[3]) : 0;
-      mrun[mt] = ninf, lrun[mt] = 0.0f;
-      OCT_UNROLL for (int ct = 0; ct < 8; ct++)
-        OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][ct].r[v] = 0.0f;
-    }
-    const int32_t* bt_row = p.block_table + (int64_t)r * p.max_blocks;
-
-    for (int jt = 0; jt < ntile; jt++) {
-      const int64_t ts = t0 + (int64_t)DM_TOK * jt;
-      oct_sync();  // the previous tile's shared memory is read (and the queries written)
-      dm_stage<FMT>(p, sm, bt_row, ts, te, h, lane, w);
-      oct_sync();
-
-      // Scores of K block w: dot over its 64 dims (4 k-steps of 16) for each 8-token N tile, times
-      // the token's K block scale. A: query rows g8, g8 + 8, dims 16kk + 2t4 (+1) and + 8; B: token
-      // 8nt + g8, the same dims.
-      OCT_UNROLL for (int mt = 0; mt < 2; mt++) {  // (unrolled: o stays in registers)
-        if (mt >= mtiles) break;
-        OCT_UNROLL for (int nt = 0; nt < 2; nt++) {
-          OctMmaF32 acc;
-          OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0.0f;
-          OCT_NOUNROLL for (int kk = 0; kk < 4; kk++) {  // (not unrolled: keeps few fragments live)
-            const int d0 = 32 * w + 8 * kk + t4;       // dword of dims 64w + 16kk + 2t4, +1
-            OctMmaA16 a;
-            OctMmaB16 b;
-            a.r[0] = sm.q[16 * mt + g8][d0], a.r[1] = sm.q[16 * mt + g8 + 8][d0];
-            a.r[2] = sm.q[16 * mt + g8][d0 + 4], a.r[3] = sm.q[16 * mt + g8 + 8][d0 + 4];
-            b.r[0] = sm.k[8 * nt + g8][d0], b.r[1] = sm.k[8 * nt + g8][d0 + 4];
-            acc = oct_mma_m16n8k16_f32_f16(a, b, acc);
-          }
-          OCT_UNROLL for (int v = 0; v < 4; v++) {
-            const int tok = 8 * nt + 2 * t4 + (v & 1);
-            const int kst = OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? 8 * nt + g8 : tok;  // mutant: B's token
-            sm.s[w][16 * mt + g8 + 8 * (v >> 1)][tok] = acc.r[v] * sm.ks[kst][w];
-          }
-        }
-      }
-      oct_sync();
-
-      // Softmax of queries 16·mt + n over the tile, two passes over the scores in shared memory
-      // (the second recomputes each score with the same operations, so the same bits: few live
-      // registers); P' to this wave's shared memory, read back as the A operand of P·V.
-      OCT_UNROLL for (int mt = 0; mt < 2; mt++) {
-        if (mt >= mtiles) break;
-        const int q = 16 * mt + n;
-        float mx = ninf;
-        OCT_NOUNROLL for (int t = 0; t < DM_TOK; t++) mx = oct_fmax(mx, dm_score(sm, p, q, t, ts, kq[mt]));
-        const float mo = mrun[mt], mn = oct_fmax(mo, mx);
-        float alpha = 1.0f, sum = 0.0f;
-        uint16_t* pp = sm.pp[w][q];
-        if (mn != ninf) {
-          alpha = oct_exp2(mo - mn);
-          OCT_NOUNROLL for (int t = 0; t < DM_TOK; t++) {
-            const float pt = oct_exp2(dm_score(sm, p, q, t, ts, kq[mt]) - mn);
-            sum = oct_add_rn(sum, pt);
-            // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever
-            // its V scale (never read: 0, but a poisoned slot a row does not attend to may be inf).
-            pp[t] = pt == 0.0f ? (uint16_t)0 : (uint16_t)dm_h(oct_mul_rn(oct_mul_rn(pt, sm.vs[t]), 256.0f));
-          }
-        } else {
-          OCT_NOUNROLL for (int t = 0; t < DM_TOK; t++) pp[t] = 0;
-        }
-        lrun[mt] = oct_fma(lrun[mt], alpha, sum);
-        if (OCT_MUTANT(OCT_MUT_DECODE_MMA_L_F16)) lrun[mt] = oct_f16_to_f32((uint16_t)dm_h(lrun[mt]));  // mutant: l in fp16
-        mrun[mt] = mn;
-        sm.alpha[w][q] = alpha;  // lanes n and n + 16 write the same values
-      }
-      oct_sync_wave();
-
-      // P·V of wave w's dims: o rescaled (rows g8, g8 + 8 of the accumulator), then P' · V per
-      // 8-dim N tile. A: P' of query rows g8, g8 + 8, tokens 2t4 (+1) and + 8; B: dim 64w + 8ct +
-      // g8, the same tokens.
-      OCT_UNROLL for (int mt = 0; mt < 2; mt++) {
-        if (mt >= mtiles) break;
-        const uint32_t* pr0 = (const uint32_t*)sm.pp[w][16 * mt + g8];
-        const uint32_t* pr1 = (const uint32_t*)sm.pp[w][16 * mt + g8 + 8];
-        OctMmaA16 pa;
-        pa.r[0] = pr0[t4], pa.r[1] = pr1[t4], pa.r[2] = pr0[t4 + 4], pa.r[3] = pr1[t4 + 4];
-        const float al0 = sm.alpha[w][16 * mt + g8];
-        const float al1 = OCT_MUTANT(OCT_MUT_DECODE_MMA_ALPHA_ROW) ? al0 : sm.alpha[w][16 * mt + g8 + 8];  // mutant
-        OCT_UNROLL for (int ct = 0; ct < 8; ct++) {
-          OctMmaB16 b;
-          b.r[0] = sm.v[64 * w + 8 * ct + g8][t4], b.r[1] = sm.v[64 * w + 8 * ct + g8][t4 + 4];
-          o[mt][ct].r[0] = oct_mul_rn(o[mt][ct].r[0], al0), o[mt][ct].r[1] = oct_mul_rn(o[mt][ct].r[1], al0);
-          o[mt][ct].r[2] = oct_mul_rn(o[mt][ct].r[2], al1), o[mt][ct].r[3] = oct_mul_rn(o[mt][ct].r[3], al1);
-          o[mt][ct] = oct_mma_m16n8k16_f32_f16(pa, b, o[mt][ct]);
-        }
-      }
-    }
-
-    // Partial rows: o = Σ P'·codebook / (256·64), m, l.
-    OCT_UNROLL for (int mt = 0; mt < 2; mt++) {
-      if (mt >= mtiles) break;
-      OCT_UNROLL for (int half = 0; half < 2; half++) {
-        const int q = 16 * mt + g8 + 8 * half;
-        if (q >= nq) continue;
-        float* dst = p.partials + DM_PROW(q) + 64 * w + 2 * t4;
-        OCT_UNROLL for (int ct = 0; ct < 8; ct++) {
-          dst[8 * ct] = oct_mul_rn(o[mt][ct].r[2 * half], 0x1p-14f);
-          dst[8 * ct + 1] = oct_mul_rn(o[mt][ct].r[2 * half + 1], 0x1p-14f);
-        }
-      }
-      const int q = 16 * mt + n;
-      if (w == 0 && hh == 0 && q < nq) {
-        float* dst = p.partials + DM_PROW(q);
-        dst[256] = mrun[mt], dst[257] = lrun[mt];
-      }
-    }
-#undef DM_ROWJ
-#undef DM_PROW
   }
 }
 
-template <int FMT>
+#if defined(OCT_NV)
+extern __shared__ OctU4 dm_dyn[];  // (16-byte aligned)
+#endif
+template <int FMT, int NT>
 OCT_DEV void dm_kernel(const OctDecodeParams& p) {
-  OCT_SHARED DmSmem sm;
-  dm_body<FMT>(p, sm);
-}
-#define OCT_DM_BODY(fmt) dm_kernel<fmt>(p);
+#if defined(OCT_NV)
+  dm_body<FMT, NT>(p, *reinterpret_cast<DmSmem<NT>*>(dm_dyn));
 #else
-#define OCT_DM_BODY(fmt) (void)p;
+  OCT_SHARED DmSmem<NT> sm;
+  dm_body<FMT, NT>(p, sm);
+#endif
+}
+#define OCT_DM_BODY(fmt, nt) dm_kernel<fmt, nt>(p);
+#else
+#define OCT_DM_BODY(fmt, nt) (void)p;
 #endif
 
-// One kernel per format (the layout is a compile-time constant).
-#define OCT_DM_KERNEL(name, fmt) \
-  OCT_KERNEL(OCT_THREADS) void name(OctDecodeParams p) { OCT_DM_BODY(fmt) }
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19)
+// One kernel per format (the layout is a compile-time constant) and pass width: NT 1 (up to 8
+// queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2.
+#define OCT_DM_KERNEL(name, fmt, nt, occ) \
+  OCT_KERNEL_OCC(OCT_THREADS, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt) }
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 3)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 3)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 3)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 2)
 
-#define OCT_DM_LAUNCH(name) OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, OCT_THREADS, p)
+// CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
+// launch (cheap; the status is checked), then it is launched with that many bytes.
+#if defined(OCT_NV)
+template <int NT>
+static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams& p, int64_t chunks) {
+  const int bytes = (int)sizeof(DmSmem<NT>);
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return e;
+  kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(OCT_THREADS), bytes, 0>>>(p);
+  return oct_launch_status();
+}
+#define OCT_DM_LAUNCH(name, nt) return dm_launch<nt>(name, p, chunks)
+#else
+#define OCT_DM_LAUNCH(name, nt) \
+  OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, OCT_THREADS, p); \
+  return oct_launch_status()
+#endif
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p) {
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup;
-  switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel); break;
-    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel); break;
-    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel); break;
+  if (p.g * p.qgroup <= 8) {
+    switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1);
+    }
   }
-  return oct_launch_status();
+  switch (p.fmt) {
+    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2);
+    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2);
+    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2);
+  }
 }

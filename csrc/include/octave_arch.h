@@ -249,6 +249,10 @@ OCT_DEV void oct_copy_g2s_if(uint32_t sdst, const void* src, bool pred) {
       "l"(src), "r"((int)pred), "n"(B)
       : "memory");
 }
+// 16 bytes, bypassing L1 (cp.async.cg): dst and src 16-byte aligned.
+OCT_DEV void oct_copy_g2s16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(oct_smem_u32(dst)), "l"(src) : "memory");
+}
 OCT_DEV void oct_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 OCT_DEV void oct_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -259,7 +263,9 @@ OCT_DEV void oct_copy_g2s(void* dst, const void* src) {
   static_assert(B == 4 || B == 8, "copy of 4 or 8 bytes");
   __builtin_memcpy(__builtin_assume_aligned(dst, B), __builtin_assume_aligned(src, B), B);
 }
-
+OCT_DEV void oct_copy_g2s16(void* dst, const void* src) {
+  __builtin_memcpy(__builtin_assume_aligned(dst, 16), __builtin_assume_aligned(src, 16), 16);
+}
 OCT_DEV void oct_async_commit() {}
 template <int N>
 OCT_DEV void oct_async_wait() {}

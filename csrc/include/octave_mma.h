@@ -76,6 +76,22 @@ OCT_DEV D oct_mma_mutate_acc(D d) {
 }
 
 #if OCT_MMA_BODY
+// Two biased codebook bytes as fp16 operands: x holds the halves 0x64bb (1024 + b, b = c + 128 the
+// biased byte, exact in fp16); the result holds c = b - 128 in each half, exactly (sub.f16x2 of
+// 1152; the difference is a small integer, so no rounding happens).
+#if defined(OCT_NV)
+OCT_DEV uint32_t oct_h2_unbias(uint32_t x) {
+  uint32_t r;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(0x64806480u));
+  return r;
+}
+#else
+OCT_DEV uint32_t oct_h2_unbias(uint32_t x) {
+  const float lo = oct_f16_to_f32((uint16_t)x) - 1152.0f, hi = oct_f16_to_f32((uint16_t)(x >> 16)) - 1152.0f;
+  return (uint32_t)oct_f32_to_f16(lo) | ((uint32_t)oct_f32_to_f16(hi) << 16);
+}
+#endif
+
 #if defined(OCT_NV)
 // ---- NVIDIA: the instructions ------------------------------------------------------------------
 OCT_DEV OctMmaF32 oct_mma_m16n8k16_f32_f16(const OctMmaA16& a, const OctMmaB16& b, const OctMmaF32& c) {

@@ -49,7 +49,7 @@
 #define OCT_MUT_DECODE_WMMA_L_F16 34  // decode (wmma): the softmax denominator l kept in fp16 between tiles (a half register; stalls and overflows at long context)
 #define OCT_MUT_DECODE_WMMA_PARTIAL_L_F16 35  // decode (wmma): the partial row's l written to the workspace as an fp16 value (overflows past 65504: a split of that many near-equal weights)
 #define OCT_MUT_MMA_ACC_TRANSPOSED 36  // mma: the accumulator read with its element pairs as rows (row g + 8·(i & 1), column 2t + (i >> 1)): elements 1 and 2 of every lane swapped, on the instruction and the model
-#define OCT_MUT_DECODE_MMA_ALPHA_ROW 37  // decode (mma): the P·V accumulator's rows g + 8 rescaled with row g's alpha (one row per lane group assumed)
+#define OCT_MUT_DECODE_MMA_ALPHA_ROW 37  // decode (mma): the P·V accumulator's query column 2t + 1 rescaled with column 2t's alpha (one query per lane assumed)
 #define OCT_MUT_DECODE_MMA_SPLIT_EDGE 38  // decode (mma): a split runs to the rows' longest klen instead of its own end (the later splits' tokens count again)
-#define OCT_MUT_DECODE_MMA_KSCALE_TOKEN 39  // decode (mma): the score's K block scale taken from the B fragment's token (8nt + g) instead of the accumulator's column (8nt + 2t + i&1)
+#define OCT_MUT_DECODE_MMA_KSCALE_TOKEN 39  // decode (mma): the score's K block scale of token g applied to the accumulator's row g + 8 too (the fragment's second token row forgotten)
 #define OCT_MUT_DECODE_MMA_L_F16 40  // decode (mma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)

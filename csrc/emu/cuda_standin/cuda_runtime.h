@@ -20,6 +20,7 @@ struct dim3 {
 typedef struct CUstream_st* cudaStream_t;
 enum cudaError { cudaSuccess = 0, cudaErrorNoDevice = 100 };
 typedef enum cudaError cudaError_t;
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
 struct cudaDeviceProp {
   char name[256];
@@ -40,6 +41,11 @@ const char* cudaGetErrorString(cudaError_t);
 const char* cudaGetErrorName(cudaError_t);
 unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
 cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int);
+}
+template <class T>
+cudaError_t cudaFuncSetAttribute(T* f, cudaFuncAttribute a, int v) {
+  return cudaFuncSetAttribute((const void*)f, a, v);
 }
 
 struct __half { unsigned short x; };
