@@ -21,6 +21,16 @@ type Call interface {
 	judge(l *Lib, im Impl) Verdict
 }
 
+// newBufs is the buffer set of one library run: empty buffers get one byte (a NULL-free pointer),
+// and buffers up to arenaBytes in all share one allocation, uploaded and read back in one copy
+// each (kernels.BufferSet.Arena: a fuzz case's dozen small buffers cost more in runtime calls,
+// which the library serialises, than in bytes).
+func (l *Lib) newBufs() *kernels.BufferSet {
+	return &kernels.BufferSet{Dev: l.Dev, MinLen: 1, Arena: arenaBytes}
+}
+
+const arenaBytes = 256 << 10
+
 // prefetcher is a Call whose oracle side depends on the implementation (a decode tier's declared
 // profile): CheckAll starts every implementation's model at once, so that they run on the host's
 // cores beside each other and beside the device instead of one after another (the decode fuzz

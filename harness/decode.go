@@ -395,7 +395,7 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 			binary.LittleEndian.PutUint16(q[2*(i*qTok+j):], x)
 		}
 	}
-	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	bufs := l.newBufs()
 	defer bufs.Free()
 	query := bufs.Input("query", q)
 	cache := bufs.Input("cache", in.Cache.Data)

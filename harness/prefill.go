@@ -152,7 +152,7 @@ func (c *PrefillCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 	in, dt := c.In, c.Dtype
 	d := in.Cache.F.HeadSize
 	hq, hkv, T := in.NumQHeads, in.Cache.NumKVHeads, in.NumTokens
-	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	bufs := l.newBufs()
 	defer bufs.Free()
 	var qp, kp, vp uintptr
 	qTok, kvTok := hq*d, hkv*d

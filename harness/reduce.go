@@ -137,7 +137,7 @@ func (c *ReduceCall) runOracle() []uint16 {
 
 func (c *ReduceCall) runLib(l *Lib) ([]uint16, error) {
 	const d = 256
-	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	bufs := l.newBufs()
 	defer bufs.Free()
 	pb := kernels.Float32Bytes(c.Partials)
 	in := bufs.Input("partials", pb)

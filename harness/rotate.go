@@ -100,7 +100,7 @@ func (c *RotateCall) judge(l *Lib, im Impl) Verdict {
 
 func (c *RotateCall) runLib(l *Lib) ([]uint16, error) {
 	const d = 256
-	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	bufs := l.newBufs()
 	defer bufs.Free()
 	buf := bufs.InOut("x", kernels.Uint16Bytes(c.X))
 	if err := bufs.Err(); err != nil {

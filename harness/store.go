@@ -98,7 +98,7 @@ func (c *StoreCall) runLib(l *Lib) ([]byte, error) {
 		w = c.FusedQHeads + 2*hkv
 		koff, voff = c.FusedQHeads*d, (c.FusedQHeads+hkv)*d
 	}
-	bufs := &kernels.BufferSet{Dev: l.Dev, MinLen: 1}
+	bufs := l.newBufs()
 	defer bufs.Free()
 	var kp, vp uintptr
 	if c.FusedQHeads > 0 {

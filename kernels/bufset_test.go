@@ -8,15 +8,23 @@ import (
 
 // TestBufferSet: Verify names a modified input (first differing byte, both values, the count)
 // and an overwritten canary; CheckInputs and CheckCanaries each report only their own kind; an
-// in-out buffer may change; the first allocation error sticks; MinLen pads empty buffers.
+// in-out buffer may change; the first allocation error sticks; MinLen pads empty buffers. The same
+// with the buffers in an arena (one upload, one read back), and with an arena too small for one of
+// them (that one allocated on its own).
 func TestBufferSet(t *testing.T) {
+	for _, arena := range []int{0, 4096, 1280} {
+		t.Run("arena"+strconv.Itoa(arena), func(t *testing.T) { testBufferSet(t, arena) })
+	}
+}
+
+func testBufferSet(t *testing.T, arena int) {
 	l := openTestLib(t)
 	d, err := l.OpenDevice(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	s := &BufferSet{Dev: d}
+	s := &BufferSet{Dev: d, Arena: arena}
 	defer s.Free()
 	in := s.Input("key", []byte{0, 1, 2, 3, 4, 5})
 	io := s.InOut("cache", []byte{9, 9, 9})
@@ -27,6 +35,18 @@ func TestBufferSet(t *testing.T) {
 	}
 	if empty.Len != 0 {
 		t.Errorf("empty output has %d bytes without MinLen, expected 0", empty.Len)
+	}
+	inArena := 0
+	for _, b := range s.list {
+		if b.off >= 0 {
+			inArena++
+			if b.Ptr%256 != 0 {
+				t.Errorf("arena buffer %s at %#x: not 256-byte aligned", b.Name, b.Ptr)
+			}
+		}
+	}
+	if want := map[int]int{0: 0, 4096: 4, 1280: 2}[arena]; inArena != want {
+		t.Errorf("arena %d: %d buffers in it, expected %d", arena, inArena, want)
 	}
 	if err := s.Verify("nothing"); err != nil {
 		t.Fatalf("Verify of untouched buffers: %v", err)
@@ -60,14 +80,14 @@ func TestBufferSet(t *testing.T) {
 	}
 
 	// MinLen pads an empty buffer.
-	s2 := &BufferSet{Dev: d, MinLen: 1}
+	s2 := &BufferSet{Dev: d, MinLen: 1, Arena: arena}
 	defer s2.Free()
 	if e := s2.Output("empty", 0, 0xFF); e.Len != 1 {
 		t.Errorf("empty output with MinLen 1 has %d bytes", e.Len)
 	}
 
 	// The first error sticks; later buffers are placeholders outside the set.
-	s3 := &BufferSet{Dev: d}
+	s3 := &BufferSet{Dev: d, Arena: arena}
 	defer s3.Free()
 	s3.Output("first", 1, 0)
 	s3.Output("bad", -1, 0)
@@ -75,7 +95,7 @@ func TestBufferSet(t *testing.T) {
 	if err := s3.Err(); err == nil || !strings.HasPrefix(err.Error(), "allocating bad (-1 bytes): ") {
 		t.Errorf("Err after Alloc(-1): %v", err)
 	}
-	if later.Ptr != 0 || len(s3.list) != 1 {
+	if later.Ptr != 0 || len(s3.list) != 1 || s3.Err() == nil {
 		t.Errorf("a buffer after the error: Ptr %#x, %d buffers in the set; expected a placeholder and 1", later.Ptr, len(s3.list))
 	}
 }

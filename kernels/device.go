@@ -215,6 +215,7 @@ type Buffer struct {
 	Ptr   uintptr // start of the usable bytes
 	Len   int
 	class uint64 // pooled size class of the allocation; 0: an exact allocation
+	sub   bool   // part of a BufferSet's arena: Free leaves the memory to the set
 }
 
 // Alloc allocates n usable bytes between two canary regions and fills the canaries. The usable
@@ -240,15 +241,9 @@ const imageBytes = 256 << 10
 // alloc allocates n usable bytes and fills them with data (len(data) == n) or, when data is nil,
 // with fill; the canaries around them are written in the same copy when the buffer is small.
 func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
-	total := uint64(n + 2*CanaryBytes)
-	class, p := d.take(total)
-	if class > 0 {
-		total = class
-	}
-	if p == 0 {
-		if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) }); err != nil {
-			return nil, err
-		}
+	p, class, err := d.rawAlloc(uint64(n + 2*CanaryBytes))
+	if err != nil {
+		return nil, err
 	}
 	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n, class: class}
 	c := canary(CanaryBytes)
@@ -271,7 +266,7 @@ func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
 		}
 		return b, nil
 	}
-	err := b.writeRaw(0, c)
+	err = b.writeRaw(0, c)
 	if err == nil {
 		err = b.writeRaw(CanaryBytes+n, c)
 	}
@@ -287,14 +282,35 @@ func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
 	return b, nil
 }
 
-// Free releases the buffer.
+// rawAlloc allocates total bytes, from the pool when it has an allocation of their size class;
+// class is the allocation's size class (0: an exact allocation, not pooled).
+func (d *Device) rawAlloc(total uint64) (p uintptr, class uint64, err error) {
+	class, p = d.take(total)
+	if class > 0 {
+		total = class
+	}
+	if p == 0 {
+		err = d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) })
+	}
+	return p, class, err
+}
+
+// rawFree returns an allocation of rawAlloc to the pool, or frees it.
+func (d *Device) rawFree(p uintptr, class uint64) error {
+	if d.keep(p, class) {
+		return nil
+	}
+	return d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) })
+}
+
+// Free releases the buffer (a buffer of a BufferSet's arena: the set frees the arena).
 func (b *Buffer) Free() error {
 	if b.base == 0 {
 		return nil
 	}
 	var err error
-	if !b.d.keep(b.base, b.class) {
-		err = b.d.lib.call("octave_free", func() int32 { return b.d.lib.free(b.d.ctx, b.base) })
+	if !b.sub {
+		err = b.d.rawFree(b.base, b.class)
 	}
 	b.base, b.Ptr = 0, 0
 	return err
@@ -374,6 +390,12 @@ func (b *Buffer) readChecked(name string, withBody bool) (body []byte, err error
 			return nil, err
 		}
 	}
+	return body, checkGuards(name, front, rear, b.Len)
+}
+
+// checkGuards reports the first corrupted byte of a buffer's canaries front and rear (n usable
+// bytes between them), by its offset relative to the buffer's start.
+func checkGuards(name string, front, rear []byte, n int) error {
 	want := canary(CanaryBytes)
 	for _, side := range []struct {
 		what string
@@ -386,13 +408,13 @@ func (b *Buffer) readChecked(name string, withBody bool) (body []byte, err error
 			if side.got[i] != want[i] {
 				pos := i - CanaryBytes // relative to the buffer start
 				if side.what == "after" {
-					pos = b.Len + i
+					pos = n + i
 				}
-				return body, fmt.Errorf("kernels: %s: canary %s the buffer overwritten at byte offset %d (0x%02x, expected 0x%02x)", name, side.what, pos, side.got[i], want[i])
+				return fmt.Errorf("kernels: %s: canary %s the buffer overwritten at byte offset %d (0x%02x, expected 0x%02x)", name, side.what, pos, side.got[i], want[i])
 			}
 		}
 	}
-	return body, nil
+	return nil
 }
 
 // CopyD2D copies n bytes from device address src to device address dst (octave_copy_d2d). The
