@@ -31,7 +31,8 @@ type Case struct {
 	QueryGroup int
 	NumBlocks  int
 	MaxBlocks  int
-	Args       []kernels.DecodeArgs
+	Args       []kernels.DecodeArgs // a decode spec's calls of one iteration
+	Prefill    *kernels.PrefillArgs // a prefill spec's one call
 
 	// host copies of the inputs (a test checks the output against the oracle)
 	HostQuery      []uint16
@@ -40,6 +41,7 @@ type Case struct {
 	HostQToKlen    []int32
 
 	Cache, Query, Out, BlockTable, QToReq, QToKlen, Partials *kernels.Buffer
+	K, V, CuSeqlens, SeqLens                                 *kernels.Buffer // prefill: the chunk's own K/V and the sequence arrays
 }
 
 // EnvError is a failure of the environment (library, device, device memory), not of the decode.
@@ -75,29 +77,36 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 	if int64(c.NumBlocks)*int64(s.KVHeads)*int64(bs) > math.MaxInt32 || c.NumBlocks > math.MaxInt32 {
 		return nil, fmt.Errorf("spec %s: %d blocks of %d tokens do not fit the ABI's int32 counts", s.Name, c.NumBlocks, bs)
 	}
-	c.QueryGroup = o.QueryGroup
-	if c.QueryGroup == 0 {
-		c.QueryGroup = AutoQueryGroup(s)
-	}
-	calls := s.Calls(o.MaxRows)
-	rowsPerCall := 0
-	for _, r := range calls {
-		rowsPerCall = max(rowsPerCall, r.Hi-r.Lo)
-	}
-	kvMax := c.MaxBlocks * bs
-	c.Splits = splits
-	if c.Splits == 0 {
-		c.Splits = AutoSplits(rowsPerCall, c.QueryGroup, s.G, s.KVHeads, kvMax, d.Info.ComputeUnits)
-	}
-	const partialStride = oracle.DefaultPartialStride
-	ws := d.WorkspaceBytes(rowsPerCall, hq, c.Splits, partialStride)
-	if ws == 0 {
-		return nil, fmt.Errorf("spec %s: octave_decode_workspace_bytes(%d, %d, %d, %d) = 0", s.Name, rowsPerCall, hq, c.Splits, partialStride)
-	}
 	numQ := s.NumQ()
 	rowBytes := int64(hq * HeadSize * 2)
 	cacheBytes := s.CacheBytes(slot, bs)
-	need := cacheBytes + 2*int64(numQ)*rowBytes + int64(ws) + 4*int64(c.NumBlocks) + 8*int64(numQ)
+	var calls []RowRange
+	var ws uint64
+	const partialStride = oracle.DefaultPartialStride
+	need := cacheBytes + 2*int64(numQ)*rowBytes + 4*int64(c.NumBlocks) + 8*int64(numQ)
+	if s.Prefill {
+		need += 2 * int64(numQ*s.KVHeads*HeadSize*2) // the chunk's K and V
+	} else {
+		c.QueryGroup = o.QueryGroup
+		if c.QueryGroup == 0 {
+			c.QueryGroup = AutoQueryGroup(s)
+		}
+		calls = s.Calls(o.MaxRows)
+		rowsPerCall := 0
+		for _, r := range calls {
+			rowsPerCall = max(rowsPerCall, r.Hi-r.Lo)
+		}
+		kvMax := c.MaxBlocks * bs
+		c.Splits = splits
+		if c.Splits == 0 {
+			c.Splits = AutoSplits(rowsPerCall, c.QueryGroup, s.G, s.KVHeads, kvMax, d.Info.ComputeUnits)
+		}
+		ws = d.WorkspaceBytes(rowsPerCall, hq, c.Splits, partialStride)
+		if ws == 0 {
+			return nil, fmt.Errorf("spec %s: octave_decode_workspace_bytes(%d, %d, %d, %d) = 0", s.Name, rowsPerCall, hq, c.Splits, partialStride)
+		}
+		need += int64(ws)
+	}
 	if tm := d.Info.TotalMemory; tm > 0 && uint64(need) > tm {
 		return nil, EnvError{fmt.Errorf("spec %s (%s): needs %d bytes (%s) of device memory (packed cache %d bytes), the device has %d (%s)",
 			s.Name, s.Shape(), need, HumanBytes(need), cacheBytes, tm, HumanBytes(int64(tm)))}
@@ -161,6 +170,9 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 	if c.BlockTable, err = alloc(d, s, "block table", 4*int64(c.NumBlocks), 0); err != nil {
 		return c, err
 	}
+	if s.Prefill {
+		return c, setupPrefill(d, c, o, rng)
+	}
 	if c.QToReq, err = alloc(d, s, "q_to_req map", 4*int64(numQ), 0); err != nil {
 		return c, err
 	}
@@ -220,11 +232,20 @@ func (c *Case) SetTier(t kernels.Tier) error {
 	for i := range c.Args {
 		c.Args[i].Tier = t
 	}
+	if c.Prefill != nil {
+		c.Prefill.Tier = t
+	}
 	return c.Out.Write(0, bytes.Repeat([]byte{0xFF}, c.Out.Len))
 }
 
-// Enqueue enqueues one iteration's decode calls (no sync).
+// Enqueue enqueues one iteration's decode calls, or its prefill call (no sync).
 func (c *Case) Enqueue(d *kernels.Device) error {
+	if c.Prefill != nil {
+		if err := d.Prefill(*c.Prefill); err != nil {
+			return fmt.Errorf("spec %s: prefill call (%d query tokens): %w", c.Spec.Name, c.Prefill.NumTokens, err)
+		}
+		return nil
+	}
 	for i, a := range c.Args {
 		if err := d.Decode(a); err != nil {
 			return fmt.Errorf("spec %s: decode call %d of %d (num_q %d, num_splits %d, query_group %d): %w",
@@ -250,6 +271,9 @@ func (c *Case) CheckOutput() error {
 		name string
 		b    *kernels.Buffer
 	}{{"packed cache", c.Cache}, {"output", c.Out}, {"split partials", c.Partials}} {
+		if b.b == nil {
+			continue
+		}
 		if err := b.b.CheckCanaries(b.name); err != nil {
 			return fmt.Errorf("spec %s: %w", c.Spec.Name, err)
 		}
@@ -283,9 +307,65 @@ func checkRows(s Spec, out []uint16, klen []int32) error {
 
 // Free releases the case's buffers.
 func (c *Case) Free() {
-	for _, b := range []*kernels.Buffer{c.Cache, c.Query, c.Out, c.BlockTable, c.QToReq, c.QToKlen, c.Partials} {
+	for _, b := range []*kernels.Buffer{c.Cache, c.Query, c.Out, c.BlockTable, c.QToReq, c.QToKlen, c.Partials, c.K, c.V, c.CuSeqlens, c.SeqLens} {
 		if b != nil {
 			b.Free()
 		}
 	}
+}
+
+// setupPrefill completes a prefill spec's case: the query rows of every request are one chunk
+// whose own K and V (random fp16, Hkv heads) go to octave_prefill with the packed prefix; the
+// sequence is the request's Tokens (prefix Tokens − QPerReq, then the chunk).
+func setupPrefill(d *kernels.Device, c *Case, o Options, rng *rand.Rand) error {
+	s := c.Spec
+	numQ, hq := s.NumQ(), s.Hq()
+	kv := make([]uint16, numQ*s.KVHeads*HeadSize)
+	cu := make([]int32, s.Reqs+1)
+	sl := make([]int32, s.Reqs)
+	for r := range s.Reqs {
+		cu[r+1] = int32((r + 1) * s.QPerReq)
+		sl[r] = int32(s.Tokens)
+	}
+	var err error
+	for _, b := range []struct {
+		dst  **kernels.Buffer
+		what string
+		data []byte
+	}{
+		{&c.Query, "query", kernels.Uint16Bytes(c.HostQuery)}, {&c.K, "chunk K", nil}, {&c.V, "chunk V", nil},
+		{&c.CuSeqlens, "cu_seqlens_q", kernels.Int32Bytes(cu)}, {&c.SeqLens, "seq_lens", kernels.Int32Bytes(sl)},
+		{&c.BlockTable, "", kernels.Int32Bytes(c.HostBlockTable)},
+	} {
+		data := b.data
+		if data == nil {
+			for i := range kv {
+				kv[i] = f16Rand(rng)
+			}
+			data = kernels.Uint16Bytes(kv)
+		}
+		if *b.dst == nil {
+			if *b.dst, err = alloc(d, s, b.what, int64(len(data)), 0); err != nil {
+				return err
+			}
+		}
+		if err := (*b.dst).Write(0, data); err != nil {
+			return err
+		}
+	}
+	if c.Out, err = alloc(d, s, "output", int64(numQ*hq*HeadSize*2), 0xFF); err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		return err
+	}
+	c.Prefill = &kernels.PrefillArgs{Out: c.Out.Ptr, Q: c.Query.Ptr, K: c.K.Ptr, V: c.V.Ptr, Cache: c.Cache.Ptr, BlockTable: c.BlockTable.Ptr,
+		CuSeqlensQ: c.CuSeqlens.Ptr, SeqLens: c.SeqLens.Ptr,
+		OutStrideToken: int64(hq * HeadSize), OutStrideHead: HeadSize, QStrideToken: int64(hq * HeadSize), QStrideHead: HeadSize,
+		KStrideToken: int64(s.KVHeads * HeadSize), KStrideHead: HeadSize, VStrideToken: int64(s.KVHeads * HeadSize), VStrideHead: HeadSize,
+		CacheStrideBlock: int64(s.KVHeads * o.BlockSize * o.Fmt.SlotBytes()), CacheStrideHead: int64(o.BlockSize * o.Fmt.SlotBytes()),
+		CacheStrideToken: int64(o.Fmt.SlotBytes()), Fmt: int32(o.Fmt.ID), Dtype: kernels.F16, HeadSize: HeadSize, Tier: kernels.TierPortable,
+		NumTokens: int32(numQ), NumSeqs: int32(s.Reqs), NumQHeads: int32(hq), NumKVHeads: int32(s.KVHeads), NumBlocks: int32(c.NumBlocks),
+		BlockSize: int32(o.BlockSize), MaxBlocks: int32(c.MaxBlocks), MaxQueryLen: int32(s.QPerReq), SMScale: 1.0 / 16}
+	return nil
 }

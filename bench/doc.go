@@ -1,11 +1,14 @@
-// Package bench times the portable decode tier of an Octave kernel library on a device: the work
-// behind `octant bench`, usable from Go on its own.
+// Package bench times the decode tiers (and, for a prefill spec, the prefill tiers) of an Octave
+// kernel library on a device, each tier over the same inputs: the work behind `octant bench`,
+// usable from Go on its own.
 //
 // # What it times
 //
 // One iteration of a [Spec] (a batch shape: requests × sequence length, query tokens per request,
-// Hkv, Hq) is the decode call(s) of the portable tier (octave_decode: split-KV attention and the
-// reduce) over a packed cache of the whole batch, then octave_sync. Specs with more query tokens per
+// Hkv, Hq) is the decode call(s) of one tier (octave_decode: split-KV attention and the reduce) over
+// a packed cache of the whole batch, then octave_sync; a prefill spec ([Spec].Prefill) is one
+// octave_prefill call per iteration: each request's query tokens are a chunk with its own fp16
+// K/V, after the packed prefix. Specs with more query tokens per
 // request than [Options].MaxRows run as several calls of consecutive rows ([Spec.Calls]), enqueued
 // back to back: the time is the whole chunk's. The inputs are never zeros: [Options].Distinct random
 // slots (fp16 K/V quantized by the oracle) tiled over every block, a block table that is a random

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -190,7 +191,15 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 	}
 	defer c.Free()
 	base.Splits, base.QueryGroup, base.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
+	op := arch.Decode
+	if s.Prefill {
+		op = arch.Prefill
+	}
 	for _, t := range tiers {
+		if t.Ops != 0 && !t.Offers(op) { // (Ops 0: the portable default of an empty Config.Tiers)
+			sp("tier %s: no %s on this tier, skipped", t.Name, op)
+			continue
+		}
 		r := base
 		r.Tier = t.Name
 		if err := c.SetTier(t.Tier); err != nil {
@@ -198,8 +207,12 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 			out, errs = append(out, failResult(r, err)), append(errs, err)
 			continue
 		}
-		sp("tier %s: num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed",
-			t.Name, c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
+		if s.Prefill {
+			sp("tier %s: one prefill call of %d query tokens per iteration; %d warm-up, %d timed", t.Name, s.NumQ(), cfg.Warmup, cfg.Reps)
+		} else {
+			sp("tier %s: num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed",
+				t.Name, c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
+		}
 		per, stream, err := TimeCase(d, c, cfg.Reps, cfg.Warmup, fl)
 		if err == nil {
 			err = c.CheckOutput()

@@ -22,6 +22,9 @@ type Spec struct {
 	QPerReq int  // query tokens per request
 	KVHeads int  // Hkv
 	G       int  // query heads per KV head (Hq = G·Hkv)
+	// Prefill: each request's query tokens are one chunk run through octave_prefill (its own K/V
+	// exact, the prefix from the packed cache), one call per iteration, instead of decode calls.
+	Prefill bool
 }
 
 // Specs are the shapes ParseSpecs accepts. "100k" is 100000 tokens; "2k" queries are 2048.
@@ -33,18 +36,23 @@ var Specs = []Spec{
 	{Name: "q2ks100k", Summary: "a chunk of 2048 query tokens of one request ending a 100000-token sequence,\n" +
 		"causal klens 97953..100000; Hkv 1, Hq 6; run as 16 decode calls of 128 rows (see below)",
 		Reqs: 1, Tokens: 100000, QPerReq: 2048, KVHeads: 1, G: 6},
+	{Name: "q2ks100k-pf", Summary: "the q2ks100k chunk as a prefill: one octave_prefill call, the 97952-token prefix\n" +
+		"from the packed cache and the chunk's own 2048 K/V tokens in fp16, causal; Hkv 1, Hq 6",
+		Reqs: 1, Tokens: 100000, QPerReq: 2048, KVHeads: 1, G: 6, Prefill: true},
 	{Name: "big", Summary: "bandwidth-bound: 8 requests x 131072 tokens, one decode query each; Hkv 4, Hq 24",
 		Reqs: 8, Tokens: 131072, QPerReq: 1, KVHeads: 4, G: 6},
 	{Name: "tiny", Summary: "test: 1 decode query over 2048 tokens; Hkv 1, Hq 6",
 		Hidden: true, Reqs: 1, Tokens: 2048, QPerReq: 1, KVHeads: 1, G: 6},
 	{Name: "tinychunk", Summary: "test: a chunk of 136 query tokens ending a 520-token sequence (2 calls); Hkv 1, Hq 6",
 		Hidden: true, Reqs: 1, Tokens: 520, QPerReq: 136, KVHeads: 1, G: 6},
+	{Name: "tinypf", Summary: "test: a chunk of 136 query tokens ending a 520-token sequence, as a prefill; Hkv 1, Hq 6",
+		Hidden: true, Reqs: 1, Tokens: 520, QPerReq: 136, KVHeads: 1, G: 6, Prefill: true},
 	{Name: "tinymulti", Summary: "test: 3 requests x 1000 tokens, 2 query tokens each; Hkv 2, Hq 8",
 		Hidden: true, Reqs: 3, Tokens: 1000, QPerReq: 2, KVHeads: 2, G: 4},
 }
 
 // DefaultSpecs are the specs a run times unless told otherwise.
-const DefaultSpecs = "q1s100k,q4s100k,q2ks100k,big"
+const DefaultSpecs = "q1s100k,q4s100k,q2ks100k,q2ks100k-pf,big"
 
 // HeadSize is the kernels' head size D.
 const HeadSize = 256
@@ -166,8 +174,12 @@ func (s Spec) CacheBytes(slotBytes, blockSize int) int64 {
 
 // ReadBytes is the packed cache one decode iteration reads: Hkv × seq_len × slot bytes per request,
 // each KV head's slots counted once per request (the kernel reads them once for all G query heads,
-// and for all query tokens of a request sharing a workgroup).
+// and for all query tokens of a request sharing a workgroup). A prefill reads the packed prefix
+// and the chunk's own fp16 K and V.
 func (s Spec) ReadBytes(slotBytes int) int64 {
+	if s.Prefill { // the packed prefix, and the chunk's own K and V in fp16
+		return int64(s.Reqs) * int64(s.KVHeads) * (int64(s.Tokens-s.QPerReq)*int64(slotBytes) + 2*int64(s.QPerReq)*HeadSize*2)
+	}
 	return int64(s.Reqs) * int64(s.KVHeads) * int64(s.Tokens) * int64(slotBytes)
 }
 
@@ -197,6 +209,9 @@ type RowRange struct{ Lo, Hi int }
 // Calls splits the query rows into decode calls: all rows in one call when every request has at
 // most maxRows query tokens (or maxRows ≤ 0); otherwise each request's rows in runs of maxRows.
 func (s Spec) Calls(maxRows int) []RowRange {
+	if s.Prefill {
+		return []RowRange{{0, s.NumQ()}} // one prefill call
+	}
 	if maxRows <= 0 || s.QPerReq <= maxRows {
 		return []RowRange{{0, s.NumQ()}}
 	}

@@ -20,7 +20,7 @@ func TestParseSpecs(t *testing.T) {
 			t.Errorf("default spec %s is hidden", s.Name)
 		}
 	}
-	if !slices.Equal(names, []string{"q1s100k", "q4s100k", "q2ks100k", "big"}) {
+	if !slices.Equal(names, []string{"q1s100k", "q4s100k", "q2ks100k", "q2ks100k-pf", "big"}) {
 		t.Errorf("default specs %v", names)
 	}
 	if s, err := ParseSpecs(" tiny ,big,"); err != nil || len(s) != 2 || s[0].Name != "tiny" || s[1].Name != "big" {
@@ -31,6 +31,24 @@ func TestParseSpecs(t *testing.T) {
 	}
 	if _, err := ParseSpecs(" , "); err == nil {
 		t.Error("empty list accepted")
+	}
+}
+
+// The prefill spec: one call, the packed prefix plus the chunk's own fp16 K and V read, the same
+// causal scores as the chunk through decode.
+func TestPrefillSpec(t *testing.T) {
+	pf, dec := specNamed(t, "q2ks100k-pf"), specNamed(t, "q2ks100k")
+	if !pf.Prefill || dec.Prefill {
+		t.Fatalf("Prefill flags: %v %v", pf.Prefill, dec.Prefill)
+	}
+	if c := pf.Calls(128); len(c) != 1 || c[0] != (RowRange{0, 2048}) {
+		t.Errorf("prefill calls %v, want one of rows [0, 2048)", c)
+	}
+	if got, want := pf.ReadBytes(248), int64(97952*248+2*2048*256*2); got != want {
+		t.Errorf("prefill bytes read %d, want %d (packed prefix + fp16 chunk K/V)", got, want)
+	}
+	if pf.QKPairs() != dec.QKPairs() {
+		t.Errorf("prefill scores %d, decode of the same chunk %d", pf.QKPairs(), dec.QKPairs())
 	}
 }
 

@@ -20,8 +20,9 @@ import (
 func benchUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, `usage: octant bench --lib PATH [--specs LIST] [--reps N] [--warmup N] [--splits N|auto[,...]] [--json FILE] [flags]
 
-Times the decode tiers (octave_decode: split-KV attention + reduce) of a kernel library on a device,
-each over the same inputs (--tiers), for these batch shapes (fp16 query, block size 16, LBHNC cache, default sign patterns,
+Times the decode tiers (octave_decode: split-KV attention + reduce) and, for a prefill spec, the
+prefill tiers (octave_prefill) of a kernel library on a device, each tier over the same inputs
+(--tiers), for these batch shapes (fp16 query, block size 16, LBHNC cache, default sign patterns,
 sm_scale 1/16, G = Hq/Hkv = 6; "100k" is 100000 tokens, "2k" is 2048 queries):
 
 `)
@@ -84,7 +85,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flushL2 := fs.Bool("flush-l2", true, "flush the L2 (an untimed d2d copy) before each timed iteration")
 	flushBytesS := fs.String("flush-bytes", "256MiB", "scratch size of the L2 flush")
 	jsonPath := fs.String("json", "", "write all numbers as JSON to FILE")
-	tierList := fs.String("tiers", "all", "decode tiers to time: all (every decode tier the device offers) or a comma-separated list of tier names")
+	tierList := fs.String("tiers", "all", "tiers to time: all (every tier the device offers; each spec runs on those offering its op) or a comma-separated list of tier names")
 	fs.Usage = func() { benchUsage(stderr, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -208,8 +209,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// benchTiers resolves --tiers against the decode tiers device d offers: "all" is every one of them,
-// otherwise each name must be one of them.
+// benchTiers resolves --tiers against the tiers device d offers for decode or prefill: "all" is
+// every one of them, otherwise each name must be one of them.
 func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 	all, err := d.Tiers()
 	if err != nil {
@@ -218,14 +219,14 @@ func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 	var offered []kernels.TierDesc
 	var names []string
 	for _, t := range all {
-		if t.Offers(arch.Decode) {
+		if t.Offers(arch.Decode) || t.Offers(arch.Prefill) {
 			offered = append(offered, t)
 			names = append(names, t.Name)
 		}
 	}
 	if strings.TrimSpace(list) == "all" {
 		if len(offered) == 0 {
-			return nil, fmt.Errorf("the device offers no decode tier")
+			return nil, fmt.Errorf("the device offers no decode or prefill tier")
 		}
 		return offered, nil
 	}
@@ -234,7 +235,7 @@ func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 		n = strings.TrimSpace(n)
 		i := slices.IndexFunc(offered, func(t kernels.TierDesc) bool { return t.Name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("tier %q: expected all or one of the decode tiers the device offers (%s)", n, strings.Join(names, ", "))
+			return nil, fmt.Errorf("tier %q: expected all or one of the tiers the device offers (%s)", n, strings.Join(names, ", "))
 		}
 		out = append(out, offered[i])
 	}

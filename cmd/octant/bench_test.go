@@ -125,13 +125,19 @@ func TestBenchCLI(t *testing.T) {
 		t.Errorf("split settings: %+v", rep.Results[:nt+1])
 	}
 
+	// A prefill spec runs on the tiers that offer prefill, one call per iteration, and checks its output.
+	code, out, errs = runCLI("bench", "--lib", lib, "--specs", "tinypf", "--reps", "1", "--warmup", "0", "--copy-bytes", "0", "--flush-l2=false")
+	if code != 0 || !strings.Contains(out, "tinypf    portable") || !strings.Contains(errs, "tinypf: tier portable: one prefill call of 136 query tokens") {
+		t.Errorf("--specs tinypf: exit %d\n%s\n%s", code, out, errs)
+	}
+
 	// One tier by name; a name the device does not offer is a usage error naming those it does.
 	code, out, errs = runCLI("bench", "--lib", lib, "--specs", "tiny", "--tiers", "portable", "--reps", "1", "--warmup", "0", "--copy-bytes", "0")
 	if code != 0 || !strings.Contains(out, "portable") || strings.Count(out, "tiny") != 1 {
 		t.Errorf("--tiers portable: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, _, errs = runCLI("bench", "--lib", lib, "--specs", "tiny", "--tiers", "portable,tensor")
-	if code != 2 || !strings.Contains(errs, `tier "tensor": expected all or one of the decode tiers the device offers (portable`) {
+	if code != 2 || !strings.Contains(errs, `tier "tensor": expected all or one of the tiers the device offers (portable`) {
 		t.Errorf("--tiers tensor: exit %d\n%s", code, errs)
 	}
 }
