@@ -134,20 +134,22 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& 
   const int64_t hoff = (int64_t)s.h * p.c_sh;
   const int lo = s.t0 > ts ? (int)(s.t0 - ts) : 0, hi = s.te - ts < DM_TOK ? (int)(s.te - ts) : DM_TOK;
   const uint32_t range = hi > lo ? ((1u << hi) - 1u) & ~((1u << lo) - 1u) : 0u;
+  // Token positions fit 32 bits (a tile starts below te, at most a klen: an int32): 32-bit
+  // division, not a 64-bit division routine per tile.
   if (F::CONTIG_OK && contig) {
-    const int64_t lb = ts / p.block_size;
+    const uint32_t lb = (uint32_t)ts / (uint32_t)p.block_size;
     const int32_t bid = bt_row[lb];
     if (bid < 0 || bid >= p.num_blocks) return 0u;
-    const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (ts - lb * p.block_size) * (int64_t)F::SLOT;
+    const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     for (int u = lane; u < DM_TOK * F::SLOT / 16; u += 32) oct_copy_g2s16(st + 16 * u, src + 16 * u);
     return range;
   }
   if (lane < DM_TOK) {
     int64_t off = -1;
     if ((range >> lane) & 1) {
-      const int64_t tg = ts + lane, lb = tg / p.block_size;
+      const uint32_t tg = (uint32_t)ts + lane, lb = tg / (uint32_t)p.block_size;
       const int32_t bid = bt_row[lb];
-      if (bid >= 0 && bid < p.num_blocks) off = (int64_t)bid * p.c_sb + hoff + (tg - lb * p.block_size) * p.c_st;
+      if (bid >= 0 && bid < p.num_blocks) off = (int64_t)bid * p.c_sb + hoff + (int64_t)(tg - lb * (uint32_t)p.block_size) * p.c_st;
     }
     sm.off[w][lane] = off;
   }
