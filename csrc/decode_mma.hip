@@ -474,9 +474,12 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 // queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2.
 #define OCT_DM_KERNEL(name, fmt, nt, occ) \
   OCT_KERNEL_OCC(OCT_THREADS, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt) }
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 3)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 3)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 3)
+#ifndef OCT_DM_OCC1
+#define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
+#endif
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_OCC1)
 OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 2)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 2)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 2)
@@ -488,6 +491,8 @@ template <int NT>
 static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams& p, int64_t chunks) {
   const int bytes = (int)sizeof(DmSmem<NT>);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess)  // the largest shared-memory carve-out, so that 4 workgroups fit an SM
+    e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   if (e != cudaSuccess) return e;
   kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(OCT_THREADS), bytes, 0>>>(p);
   return oct_launch_status();

@@ -20,7 +20,7 @@ struct dim3 {
 typedef struct CUstream_st* cudaStream_t;
 enum cudaError { cudaSuccess = 0, cudaErrorNoDevice = 100 };
 typedef enum cudaError cudaError_t;
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
 struct cudaDeviceProp {
   char name[256];
