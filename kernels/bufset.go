@@ -39,6 +39,7 @@ type BufferSet struct {
 	list []*SetBuffer
 	err  error
 	ar   *arena
+	back []byte // the arena as the last verify read it back (nil before, and after an upload)
 }
 
 // arena is a BufferSet's shared allocation and its host image.
@@ -56,6 +57,7 @@ type SetBuffer struct {
 	Name string
 	host []byte // inputs: the bytes uploaded; outputs and in-out buffers: nil
 	off  int    // arena buffers: offset of the front canary in the arena; -1 otherwise
+	set  *BufferSet
 }
 
 // Err uploads what the arena holds that is not on the device yet, then returns the first
@@ -67,6 +69,7 @@ func (s *BufferSet) Err() error {
 			s.err = fmt.Errorf("uploading the buffer arena (%d bytes): %w", len(a.img)-a.sent, err)
 		}
 		a.sent = len(a.img)
+		s.back = nil
 	}
 	return s.err
 }
@@ -107,7 +110,7 @@ func (s *BufferSet) place(name string, n int, fill byte, data []byte) *SetBuffer
 	}
 	copy(a.img[off+CanaryBytes+n:], c)
 	base := a.base + uintptr(off)
-	sb := &SetBuffer{Buffer: &Buffer{d: s.Dev, base: base, Ptr: base + CanaryBytes, Len: n, sub: true}, Name: name, off: off}
+	sb := &SetBuffer{Buffer: &Buffer{d: s.Dev, base: base, Ptr: base + CanaryBytes, Len: n, sub: true}, Name: name, off: off, set: s}
 	s.list = append(s.list, sb)
 	return sb
 }
@@ -172,8 +175,13 @@ func (s *BufferSet) Output(name string, n int, fill byte) *SetBuffer { return s.
 // a rotate): only its canaries are checked.
 func (s *BufferSet) InOut(name string, data []byte) *SetBuffer { return s.upload(name, data) }
 
-// ReadAll returns a copy of the buffer's bytes; an error names the buffer.
+// ReadAll returns a copy of the buffer's bytes; an error names the buffer. For a buffer of the
+// arena read back by Verify (CheckCanaries, CheckInputs) since the last upload, those bytes: the
+// call's outputs come back with its check, in one copy.
 func (b *SetBuffer) ReadAll() ([]byte, error) {
+	if b.off >= 0 && b.set != nil && b.set.back != nil {
+		return append([]byte(nil), b.set.back[b.off+CanaryBytes:b.off+CanaryBytes+b.Len]...), nil
+	}
 	out, err := b.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", b.Name, err)
@@ -243,6 +251,7 @@ func (s *BufferSet) verify(after string, canaries, inputs bool) error {
 			return fmt.Errorf("after %s: reading the buffer arena back: %w", after, err)
 		}
 	}
+	s.back = img
 	var errs []error
 	for _, b := range s.list {
 		errs = append(errs, b.check(after, canaries, inputs, img))

@@ -72,6 +72,9 @@ func testBufferSet(t *testing.T, arena int) {
 	if err == nil || !strings.Contains(err.Error(), modified) || !strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), "cache") {
 		t.Errorf("Verify after the writes: %v\nexpected %q and %q, nothing about the in-out cache", err, modified, canary)
 	}
+	if got, err := in.ReadAll(); err != nil || string(got) != "\x00\x01\x02\x07\x07\x05" {
+		t.Errorf("in.ReadAll() after the writes and Verify = %x, %v; expected 00010207 0705 (not the bytes of an earlier read)", got, err)
+	}
 	if err := s.CheckInputs("op"); err == nil || err.Error() != modified {
 		t.Errorf("CheckInputs: %v, expected %q", err, modified)
 	}
