@@ -270,8 +270,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     bool rescale = false;
     OCT_UNROLL for (int n = 0; n < NT; n++) {
       OCT_UNROLL for (int c = 0; c < 2; c++) {
-        const float sg = okg && tgg < kq[n][c] ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
-        const float s8 = ok8 && tg8 < kq[n][c] ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
+        // (mutant OCT_MUT_DECODE_MMA_KLEN_EDGE: the token at klen attended too)
+        const int64_t kqe = kq[n][c] + (OCT_MUTANT(OCT_MUT_DECODE_MMA_KLEN_EDGE) && kq[n][c] > 0 ? 1 : 0);
+        const float sg = okg && tgg < kqe ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
+        const float s8 = ok8 && tg8 < kqe ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
         float mx = oct_fmax(sg, s8);
         mx = oct_fmax(mx, oct_shfl_xor<4>(mx));
         mx = oct_fmax(mx, oct_shfl_xor<8>(mx));

@@ -53,3 +53,4 @@
 #define OCT_MUT_DECODE_MMA_SPLIT_EDGE 38  // decode (mma): a split runs to the rows' longest klen instead of its own end (the later splits' tokens count again)
 #define OCT_MUT_DECODE_MMA_KSCALE_TOKEN 39  // decode (mma): the score's K block scale of token g applied to the accumulator's row g + 8 too (the fragment's second token row forgotten)
 #define OCT_MUT_DECODE_MMA_L_F16 40  // decode (mma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
+#define OCT_MUT_DECODE_MMA_KLEN_EDGE 41  // decode (mma): a query attends to the token at its klen too (tg <= klen: the tile edge one past a causal length)
