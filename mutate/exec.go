@@ -28,9 +28,10 @@ var (
 	failLine = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
 	// A failure message streams before its "--- FAIL" line, which parallel subtests only print
 	// when their parent ends: the kernel tests' failures end with their reproduce line, rapid's
-	// start with "[rapid] failed". The test is the last one started or continued.
+	// start with "[rapid] failed". The test is the one go test last named: "=== NAME" says whose
+	// output follows when parallel subtests interleave (else the last started or continued).
 	failMsg   = regexp.MustCompile(`\[seed \d+; reproduce: |\[rapid\] failed`)
-	contLine  = regexp.MustCompile(`^=== (?:RUN|CONT)\s+(\S+)`)
+	contLine  = regexp.MustCompile(`^=== (?:RUN|CONT|NAME)\s+(\S+)`)
 	runLine   = regexp.MustCompile(`^=== RUN\s`)
 	execsLine = regexp.MustCompile(`execs: (\d+)`)
 	propLine  = regexp.MustCompile(`(gpu-[a-z]+: .*)`)

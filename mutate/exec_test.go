@@ -32,6 +32,12 @@ func TestRunUntilFail(t *testing.T) {
 	if !r.Killed || r.By != "TestC/y/wmma" {
 		t.Errorf("streamed failure, then its FAIL lines: %+v, expected killed by TestC/y/wmma", r)
 	}
+	// Interleaved parallel output: "=== NAME" names whose lines follow (mutant 39's row on the
+	// H200 named a wmma-model subtest that had only started, before this).
+	r = RunUntilFail("", "sh", []string{"-c", `echo "=== RUN   TestD"; echo "=== NAME  TestD/y/mma"; echo "=== RUN   TestD/z/wmma-model"; echo "=== NAME  TestD/y/mma"; echo "    f.go:1: bad value"; echo "        [seed 1; reproduce: go test …]"; sleep 20`}, nil, 0, io.Discard)
+	if !r.Killed || r.By != "TestD/y/mma" {
+		t.Errorf("streamed failure after a NAME line: %+v, expected killed by TestD/y/mma", r)
+	}
 	r = RunUntilFail("", "sh", []string{"-c", "sleep 20"}, nil, 200*time.Millisecond, io.Discard)
 	if r.Killed || r.After > 10*time.Second {
 		t.Errorf("budget: %+v, expected stopped at the budget and not counted as a kill", r)
