@@ -226,8 +226,8 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
   static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
   snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
-  // The mma tier (decode only, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync), on CUDA
-  // builds and, on the model, the emulator.
+  // The mma tier (decode only, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync; or
+  // prefill-int8row, OCT_DM_INT8K), on CUDA builds and, on the model, the emulator.
   int n = 1;
   if (oct_wmma_on(ctx)) n = 2;
   if (oct_mma_on()) {
@@ -235,7 +235,7 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
     t[n].tier = OCTAVE_TIER_MMA;
     t[n].ops = OCTAVE_OP_DECODE;
     snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MMA_TIER_NAME);
-    snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "wmma-f16q");
+    snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "%s", OCT_MMA_DECODE_PROFILE);
     n++;
   }
   *count = n;

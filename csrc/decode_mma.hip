@@ -42,7 +42,8 @@ enum {
 template <int NT>
 struct DmSmem {
   alignas(16) uint8_t stage[OCT_WAVES][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
-  alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane]
+  alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane] (INT8K: [8][32][8 bytes])
+  float qs[8 * NT];                                           // INT8K: each query's scale qmax / 127
   alignas(8) uint16_t pt[OCT_WAVES][NT][8][DM_TOK];           // per warp: P' as [query][token]
   int64_t off[OCT_WAVES][DM_TOK];                             // per warp: slot offsets of the tile being staged
   float mw[OCT_WAVES][8 * NT], lw[OCT_WAVES][8 * NT];         // per warp: m and l of each query
@@ -98,6 +99,23 @@ OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t
     oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
   }
   OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
+}
+
+// The signed K codebook bytes of block b for lane group t (OCT_DM_INT8K): words j = 0..3 hold the
+// block's bytes 16t + 4j + 0..3 in dec_qpos order, ready as m16n8k32.s8 operand registers.
+template <int FMT>
+OCT_DEV void dm_kwords(const uint8_t* row, int b, int t, uint32_t w[4]) {
+  typedef DecFmt<FMT> F;
+  if (!F::COMPACT && b == 0) {
+    const OctU2 x = *(const OctU2*)(row + 8 * t);
+    oct_cb4n(x.x, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[0], w[1]);
+    oct_cb4n(x.y, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[2], w[3]);
+  } else {
+    const int bb = F::COMPACT ? b : b - 1;
+    const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
+    const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
+    oct_cb3n(wl, wh, OCT_CB3_LO, OCT_CB3_HI, w);
+  }
 }
 
 // Writes the partial row of an empty query: o = 0, m = -inf, l = 0 (one warp, lane l dims 8l..8l+7).
@@ -184,10 +202,26 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
                 p.dtype, x);
       oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
     }
+#if OCT_DM_INT8K
+    // prefill-int8row: qmax = max(1e-8, max|x|) over the row, q = rint(x·127/qmax) clamped to ±127,
+    // scale qmax/127; byte e of word j of lane group t of block b goes to k-step 2b + j/2, register
+    // j & 1 (the m16n8k32 B operand: rows 4t.. and 16 + 4t..).
+    float amax = 0.0f;
+    OCT_UNROLL for (int i = 0; i < 8; i++) amax = oct_fmax(amax, oct_fabs(x[i]));
+    const float qmax = oct_fmax(oct_max32(amax), 1e-8f);
+    uint8_t* qb = (uint8_t*)sm.qf[c >> 3][0][0];
+    OCT_UNROLL for (int i = 0; i < 8; i++) {
+      const int pos = dec_qpos<FMT>(8 * lane + i), j = (pos >> 2) & 3;
+      const float y = oct_fmin(oct_fmax(oct_rint(oct_div_rn(oct_mul_rn(x[i], 127.0f), qmax)), -127.0f), 127.0f);
+      qb[((2 * (pos >> 6) + (j >> 1)) * 32 + 4 * (c & 7) + ((pos >> 4) & 3)) * 8 + 4 * (j & 1) + (pos & 3)] = (uint8_t)(int8_t)(int)y;
+    }
+    if (lane == 0) sm.qs[c] = c < s.np ? oct_div_rn(qmax, 127.0f) : 0.0f;
+#else
     OCT_UNROLL for (int i = 0; i < 8; i++) {
       const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
       sm.qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
     }
+#endif
   }
 
   // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
@@ -204,6 +238,11 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
       OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
   }
   oct_sync();  // the query fragments are written
+#if OCT_DM_INT8K
+  float qsc[NT][2];
+  OCT_UNROLL for (int n = 0; n < NT; n++)
+    OCT_UNROLL for (int c = 0; c < 2; c++) qsc[n][c] = sm.qs[8 * n + 2 * t + c];
+#endif
 
   // The set's block table row and the staging path.
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
@@ -242,12 +281,35 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     // Scores: element i of N tile n is token g + 8(i >> 1), query 8n + 2t + (i & 1).
     float sc[NT][4];
     OCT_UNROLL for (int b = 0; b < 4; b++) {
+#if OCT_DM_INT8K
+      uint32_t wg[4], w8[4];
+      dm_kwords<FMT>(rg, b, t, wg);
+      dm_kwords<FMT>(r8, b, t, w8);
+#else
       uint32_t glo[4], ghi[4], elo[4], ehi[4];
       dm_kfrag<FMT>(rg, b, t, glo, ghi);
       dm_kfrag<FMT>(r8, b, t, elo, ehi);
+#endif
       // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
       const float k8 = OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? ksg[b] : ks8[b];
       OCT_UNROLL for (int n = 0; n < NT; n++) {
+#if OCT_DM_INT8K
+        // The block's exact int32 dot: two m16n8k32 k-steps of 32 dims.
+        OctMmaI32 acc;
+        OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0;
+        OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
+          OctMmaA8 a;
+          a.r[0] = wg[2 * j2], a.r[1] = w8[2 * j2], a.r[2] = wg[2 * j2 + 1], a.r[3] = w8[2 * j2 + 1];
+          const OctMmaB16 qv = dm_ld64(sm.qf[n][0][0] + 4 * ((2 * b + j2) * 32 + lane));
+          OctMmaB8 bq;
+          bq.r[0] = qv.r[0], bq.r[1] = qv.r[1];
+          acc = oct_mma_m16n8k32_s32_s8(a, bq, acc);
+        }
+        OCT_UNROLL for (int v = 0; v < 4; v++) {
+          const float x = oct_mul_rn((float)acc.r[v], v >> 1 ? k8 : ksg[b]);
+          sc[n][v] = b == 0 ? x : oct_add_rn(sc[n][v], x);
+        }
+#else
         OctMmaF32 acc;
         OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0.0f;
         OCT_UNROLL for (int j = 0; j < 4; j++) {
@@ -260,8 +322,13 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
           const float x = oct_mul_rn(acc.r[v], v >> 1 ? k8 : ksg[b]);
           sc[n][v] = b == 0 ? x : oct_add_rn(sc[n][v], x);
         }
+#endif
       }
     }
+#if OCT_DM_INT8K
+    OCT_UNROLL for (int n = 0; n < NT; n++)  // times the query's scale (then sm_scale·log2(e)/64 below)
+      OCT_UNROLL for (int v = 0; v < 4; v++) sc[n][v] = oct_mul_rn(sc[n][v], qsc[n][v & 1]);
+#endif
 
     // Online softmax per query; P' to the warp's transpose buffer.
     const bool okg = (mcur >> g) & 1, ok8 = (mcur >> (g + 8)) & 1;
@@ -293,8 +360,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
         // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever its V
         // scale (a poisoned slot a query does not attend to may hold inf).
         const int qc = 2 * t + c;
-        sm.pt[w][n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), 256.0f));
-        sm.pt[w][n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), 256.0f));
+        const float kap = OCT_DM_INT8K ? 64.0f : 256.0f;  // prefill-int8row's factor, wmma-f16q's
+        sm.pt[w][n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), kap));
+        sm.pt[w][n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), kap));
       }
     }
     oct_sync_wave();
@@ -387,7 +455,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
               const int qc = 8 * n + 2 * t + (v & 1), e = 2 * hb + (v >> 1);
               float x = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
               OCT_UNROLL for (int u = 0; u < OCT_WAVES - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
-              if (qc < s.np) p.partials[dm_prow(p, s, s.qb + qc) + (e & 1 ? run1 : run0) + 2 * k + (e >> 1)] = oct_mul_rn(x, 0x1p-14f);
+              if (qc < s.np)  // o = Σ P'·codebook / (κ·64)
+                p.partials[dm_prow(p, s, s.qb + qc) + (e & 1 ? run1 : run0) + 2 * k + (e >> 1)] =
+                    oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
             }
           }
       }

@@ -100,6 +100,14 @@ hipError_t oct_launch_store(const OctStoreParams& p);
 hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
+// The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 0 (default) computes
+// wmma-f16q (fp16 query and K codebook values, m16n8k16); 1 computes prefill-int8row (the query
+// in int8 with one scale per row, the K codebook bytes straight into m16n8k32.s8, P' with the
+// factor 64): fewer instructions per token, a coarser query. The tier declares what it computes.
+#ifndef OCT_DM_INT8K
+#define OCT_DM_INT8K 0
+#endif
+#define OCT_MMA_DECODE_PROFILE (OCT_DM_INT8K ? "prefill-int8row" : "wmma-f16q")
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_mma_selftest(const OctMmaSelftestParams& p);
