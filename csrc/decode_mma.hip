@@ -81,41 +81,37 @@ OCT_DEV void dm_h4(uint32_t w, uint32_t& lo, uint32_t& hi) {
   hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
 }
 
-// The A-operand halves of K block b for lane group t of the token staged at `row`: k-step j of the
-// block uses lo[j] (columns 2t, 2t + 1) and hi[j] (columns 2t + 8, 2t + 9); their dims are bytes
-// 16t + 4j + 0..3 of the block in dec_qpos order (lane t decodes 16 of the block's 64 dims).
-template <int FMT>
-OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t hi[4]) {
+// The K codebook bytes of block b for lane group t of the token staged at `row`: words j = 0..3
+// hold the block's bytes 16t + 4j + 0..3 in dec_qpos order (lane t decodes 16 of the block's 64
+// dims), signed (m16n8k32.s8 operands, OCT_DM_INT8K) or biased by 128 (BIASED, for dm_kfrag).
+template <int FMT, bool BIASED>
+OCT_DEV void dm_kwords(const uint8_t* row, int b, int t, uint32_t w[4]) {
   typedef DecFmt<FMT> F;
-  uint32_t w[4];
   if (!F::COMPACT && b == 0) {  // rope: 4-bit, 8 bytes per 16 dims
     const OctU2 x = *(const OctU2*)(row + 8 * t);
-    oct_cb4n(x.x, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[0], w[1]);
-    oct_cb4n(x.y, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[2], w[3]);
+    if (BIASED) {
+      oct_cb4n(x.x, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[0], w[1]);
+      oct_cb4n(x.y, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[2], w[3]);
+    } else {
+      oct_cb4n(x.x, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[0], w[1]);
+      oct_cb4n(x.y, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[2], w[3]);
+    }
   } else {  // 3-bit: one 2-bit plane word and half a 1-bit plane word per 16 dims
     const int bb = F::COMPACT ? b : b - 1;
     const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
     const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
-    oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
+    if (BIASED) oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
+    else oct_cb3n(wl, wh, OCT_CB3_LO, OCT_CB3_HI, w);
   }
-  OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
 }
 
-// The signed K codebook bytes of block b for lane group t (OCT_DM_INT8K): words j = 0..3 hold the
-// block's bytes 16t + 4j + 0..3 in dec_qpos order, ready as m16n8k32.s8 operand registers.
+// The A-operand halves of K block b for lane group t (wmma-f16q): k-step j of the block uses
+// lo[j] (columns 2t, 2t + 1) and hi[j] (columns 2t + 8, 2t + 9), word j of dm_kwords as fp16.
 template <int FMT>
-OCT_DEV void dm_kwords(const uint8_t* row, int b, int t, uint32_t w[4]) {
-  typedef DecFmt<FMT> F;
-  if (!F::COMPACT && b == 0) {
-    const OctU2 x = *(const OctU2*)(row + 8 * t);
-    oct_cb4n(x.x, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[0], w[1]);
-    oct_cb4n(x.y, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[2], w[3]);
-  } else {
-    const int bb = F::COMPACT ? b : b - 1;
-    const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
-    const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
-    oct_cb3n(wl, wh, OCT_CB3_LO, OCT_CB3_HI, w);
-  }
+OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t hi[4]) {
+  uint32_t w[4];
+  dm_kwords<FMT, true>(row, b, t, w);
+  OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
 }
 
 // Writes the partial row of an empty query: o = 0, m = -inf, l = 0 (one warp, lane l dims 8l..8l+7).
@@ -283,8 +279,8 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     OCT_UNROLL for (int b = 0; b < 4; b++) {
 #if OCT_DM_INT8K
       uint32_t wg[4], w8[4];
-      dm_kwords<FMT>(rg, b, t, wg);
-      dm_kwords<FMT>(r8, b, t, w8);
+      dm_kwords<FMT, false>(rg, b, t, wg);
+      dm_kwords<FMT, false>(r8, b, t, w8);
 #else
       uint32_t glo[4], ghi[4], elo[4], ehi[4];
       dm_kfrag<FMT>(rg, b, t, glo, ghi);
