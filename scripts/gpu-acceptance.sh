@@ -44,10 +44,16 @@
 #                     model tests (SAN_DEADLINE), octant conform for sm_90 and for gfx1100 on the
 #                     model (carry build/isa/gfx1100); then the fuzz seed corpora and the regression
 #                     corpus, and FUZZTIME of each GPU fuzz target
+#   PHASE=mma         the mma tier (issue 15): the library and its int8-K variant (-DOCT_DM_INT8K=1,
+#                     built beside it), TestMMA and the full decode grid on the mma tier of each,
+#                     octant bench of both (SPECS, default big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf)
+#                     beside scripts/bench_sdpa.py, Nsight Compute (set full, source counters) on
+#                     one launch of big for each, compute-sanitizer memcheck and racecheck over the
+#                     short decode grid on mma, and the decode throughput (DECODE_CHECKS)
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -413,6 +419,36 @@ mutate)
   for i in "${!pids[@]}"; do wait ${pids[$i]}; echo "shard $i exit $?" | tee -a "$log"; done
   for i in "${!sets[@]}"; do
     cp "$work/mutate-$i/kill-matrix.md" "$out/kill-matrix-$i.md" 2>/dev/null
+  done
+  ;;
+mma)
+  v8=$work/liboctave_cuda_int8k.so
+  step "nvcc: the int8-K variant (-DOCT_DM_INT8K=1)"
+  nvcc -x cu -arch=sm_90 -O3 -std=c++17 -shared -Xcompiler -fPIC -Icsrc/include -Icsrc -DOCTAVE_TARGETS='"sm_90"' -DOCT_DM_INT8K=1 \
+    csrc/*.hip csrc/*.cpp -o "$v8" > "$work/build-int8k.log" 2>&1 || { tail -20 "$work/build-int8k.log" | tee -a "$log"; status=1; finish; }
+  for l in "$lib" "$v8"; do cuobjdump --dump-resource-usage "$l" 2>&1 | grep -A1 "decode_mma_k3v4" | tee -a "$log"; done
+  skip throughput || decode_throughput
+  for v in default:$lib int8k:$v8; do
+    name=${v%%:*} l=${v#*:}
+    step "$name: TestMMA and the full decode tests on the mma tier"
+    OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/kernels.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode' > "$work/grid-$name.log" 2>&1 || status=1
+    echo "$(grep -c -E -- '--- PASS' "$work/grid-$name.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid-$name.log") failed" | tee -a "$log"
+    step "$name: octant bench"
+    ./bin/octant bench --lib "$l" --specs ${SPECS:-big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf} --reps 20 --json "$work/bench-$name.json" \
+      2>"$work/bench-$name.err" | tee -a "$log" || status=1
+    step "$name: ncu (set full) on one mma decode launch of big"
+    timeout ${NCU_TIMEOUT:-150} ncu --clock-control none --kernel-name regex:octave_decode_mma --launch-skip 2 --launch-count 1 --set full \
+      -o "$work/big-$name" -f ./bin/octant bench --lib "$l" --specs big --tiers mma --reps 2 --warmup 1 --copy-bytes 0 > "$work/ncu-$name.log" 2>&1 || status=1
+    ncu --import "$work/big-$name.ncu-rep" --page details > "$work/ncu-details-$name.txt" 2>&1
+    grep -E -i 'Duration|DRAM Throughput|Issue Slots|Issued Ipc|Achieved Occupancy|Registers Per|Executed Instructions  ' "$work/ncu-details-$name.txt" | head -10 | tee -a "$log"
+    rm -f "$work/big-$name.ncu-rep"
+  done
+  skip sdpa || { step "torch SDPA, the same shapes"; PYTHONUNBUFFERED=1 python3 scripts/bench_sdpa.py --json "$work/sdpa.json" 2>&1 | grep -E "flash|HBM" | tee -a "$log"; }
+  step "compute-sanitizer memcheck and racecheck, short decode grid on mma"
+  for tool in memcheck racecheck; do
+    OCTANT_LIB=$lib OCTANT_TIERS=mma timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 ./bin/kernels.test -test.short \
+      -test.count=1 -test.run '^TestDecodeGrid|^TestReduce' > "$work/san-$tool.log" 2>&1 || status=1
+    tail -2 "$work/san-$tool.log" | tee -a "$log"
   done
   ;;
 esac
