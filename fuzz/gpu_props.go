@@ -3,6 +3,10 @@ package fuzz
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/octant-kv/octant/harness"
@@ -125,6 +129,72 @@ func gpuProp[C any, P interface {
 
 // PropGPUDecode: a decode call (GPUDecodeCases(GPUDecodeOptions)) passes on every decode tier.
 func PropGPUDecode(t *rapid.T) { gpuProp(PropNameGPUDecode, GPUDecodeCases(GPUDecodeOptions))(t) }
+
+// DecodeBatchEnv names the environment variable that sets how many decode cases one check of
+// PropGPUDecodeBatch draws and judges at once (default DecodeBatch; 1: one at a time).
+const DecodeBatchEnv = "OCTANT_DECODE_BATCH"
+
+// DecodeBatch is PropGPUDecodeBatch's default number of cases per check.
+const DecodeBatch = 8
+
+// decodeBatch is the batch size $OCTANT_DECODE_BATCH asks for (1..64), else DecodeBatch.
+func decodeBatch() (int, error) {
+	v := os.Getenv(DecodeBatchEnv)
+	if v == "" {
+		return DecodeBatch, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 64 {
+		return 0, fmt.Errorf("%s=%q: expected a number of cases per check in 1..64", DecodeBatchEnv, v)
+	}
+	return n, nil
+}
+
+// PropGPUDecodeBatch: every one of a batch of decode calls (GPUDecodeCases(GPUDecodeOptions),
+// $OCTANT_DECODE_BATCH of them) passes on every decode tier. The batch is drawn first, then its
+// calls are built and judged concurrently: one case at a time leaves most of the host's cores idle
+// (a case's cache build and float64 models use a few; the device runs are serialised by the
+// library anyway). A failing case fails the check with its own reproducer; rapid then shrinks the
+// batch, the failing case with it. TestGPUDecode runs it; FuzzDecode keeps one case per input (its
+// seeds and corpus mean one case each).
+func PropGPUDecodeBatch(t *rapid.T) {
+	n, err := decodeBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := propLib(t)
+	cs := rapid.SliceOfN(GPUDecodeCases(GPUDecodeOptions), n, n).Draw(t, "cases")
+	type result struct {
+		call harness.Call
+		vs   []harness.Verdict
+		err  error
+	}
+	out := make([]result, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() {
+			call, err := c.Call()
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			call.(*harness.DecodeCall).SkipContract = true // exact attention only for a failure's message
+			t0 := time.Now()
+			out[i] = result{call: call, vs: harness.CheckAll(l, call)}
+			harness.DecodeTiming.Add("judge", t0)
+		})
+	}
+	wg.Wait()
+	for i, r := range out {
+		if r.err != nil {
+			t.Fatalf("building generated decode call %d of %d: %v", i+1, len(cs), r.err)
+		}
+		if err := harness.FirstFailure(r.vs); err != nil {
+			cs[i].record(r.call) // for the reproducer only: hashing every case's cache costs time
+			failLib(t, PropNameGPUDecode, l, cs[i], err)
+		}
+	}
+}
 
 // PropGPUStore: a store call (GPUStoreCases) passes on the library.
 func PropGPUStore(t *rapid.T) { gpuProp(PropNameGPUStore, GPUStoreCases())(t) }

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/octant-kv/octant/harness"
@@ -32,9 +33,12 @@ func TestGPURotate(t *testing.T) {
 	skipWithoutLib(t)
 	rapid.Check(t, Counted(PropNameGPURotate, PropGPURotate))
 }
+
+// TestGPUDecode judges batches of decode cases (PropGPUDecodeBatch: $OCTANT_DECODE_BATCH cases per
+// check, 8 by default, built and judged concurrently): -rapid.checks=125 is 1000 cases.
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(PropNameGPUDecode, PropGPUDecode))
+	rapid.Check(t, Counted(PropNameGPUDecode+" (batches)", PropGPUDecodeBatch))
 	t.Logf("time: %v", harness.DecodeTiming)
 }
 func TestGPUReduce(t *testing.T) {
@@ -135,4 +139,21 @@ func TestMustNotMatterStore(t *testing.T) {
 }
 func TestMustNotMatterReduce(t *testing.T) {
 	rapid.Check(t, Counted(PropNameMNMReduce, PropMustNotMatterReduce))
+}
+
+// TestDecodeBatchEnv: $OCTANT_DECODE_BATCH sets the batch of PropGPUDecodeBatch; anything but a
+// number in 1..64 is an error that says what was expected.
+func TestDecodeBatchEnv(t *testing.T) {
+	for v, want := range map[string]int{"": DecodeBatch, "1": 1, "64": 64} {
+		t.Setenv(DecodeBatchEnv, v)
+		if n, err := decodeBatch(); err != nil || n != want {
+			t.Errorf("%s=%q: %d, %v; want %d", DecodeBatchEnv, v, n, err, want)
+		}
+	}
+	for _, v := range []string{"0", "65", "eight", "-2"} {
+		t.Setenv(DecodeBatchEnv, v)
+		if _, err := decodeBatch(); err == nil || !strings.Contains(err.Error(), "expected a number of cases per check in 1..64") {
+			t.Errorf("%s=%q: %v", DecodeBatchEnv, v, err)
+		}
+	}
 }

@@ -82,6 +82,9 @@ if [ ! -f "$lib" ] || [ "${REBUILD:-0}" = 1 ]; then
 fi
 sha256sum "$lib" | tee -a "$log"
 
+# TestGPUDecode judges batches of OCTANT_DECODE_BATCH (default 8) cases per rapid check: the
+# scripts ask for cases and pass cases / batch checks.
+batch=${OCTANT_DECODE_BATCH:-8}
 # Shared by the judge and native phases: the decode throughput (TestGPUDecode, DECODE_CHECKS
 # cases, seeds 11 and 12), the grid log's counts, and the fuzz seed corpora and regression corpus
 # on the library followed by FUZZTIME (default $1) of each GPU fuzz target, in fuzz/.
@@ -89,7 +92,7 @@ decode_throughput() {
   for sd in 11 12; do
     step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
     OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
-      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
+      -rapid.checks=$(( ${DECODE_CHECKS:-1000} / batch )) -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
     grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
   done
 }
@@ -190,7 +193,7 @@ throughput)
   done
   for p in 1 4 16; do
     step "TestGPUDecode at GOMAXPROCS $p, 300 cases"
-    GOMAXPROCS=$p OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=300 -rapid.seed=11 2>&1 \
+    GOMAXPROCS=$p OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 300 / batch )) -rapid.seed=11 2>&1 \
       | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
     step "TestOracleDecode (host only) at GOMAXPROCS $p, 300 cases"
     GOMAXPROCS=$p ./bin/fuzz-plain.test -test.run '^TestOracleDecode$' -test.count=1 -test.v -rapid.checks=300 -rapid.seed=11 2>&1 \
@@ -289,11 +292,11 @@ racecheck)
 final)
   for s in 11 12; do
     step "TestGPUDecode, 1000 cases, seed $s"
-    OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=$s 2>&1 \
+    OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 1000 / batch )) -rapid.seed=$s 2>&1 \
       | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
   done
   step "TestGPUDecode, 1000 cases, seed 11, GOGC=400"
-  GOGC=400 OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=11 2>&1 \
+  GOGC=400 OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 1000 / batch )) -rapid.seed=11 2>&1 \
     | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
   PHASE=mutate MUT_TIMEOUT=${MUT_TIMEOUT:-420} WORK=$work "$0" "$out" &
   mpid=$!
@@ -329,7 +332,7 @@ profile)
   cp "$work/ncu-details.txt" "$out/ncu-details.txt"
   ;;
 soak)
-  checks=${SOAK_CHECKS:-"TestGPURotate=30000 TestGPUDecode=40000 TestGPUReduce=12000 TestGPUStore=8000 TestGPUPrefill=4000 TestMustNotMatterDecode=3000 TestMustNotMatterPrefill=1000 TestMustNotMatterStore=1000 TestMustNotMatterReduce=1000"}
+  checks=${SOAK_CHECKS:-"TestGPURotate=30000 TestGPUDecode=5000 TestGPUReduce=12000 TestGPUStore=8000 TestGPUPrefill=4000 TestMustNotMatterDecode=3000 TestMustNotMatterPrefill=1000 TestMustNotMatterStore=1000 TestMustNotMatterReduce=1000"}
   step "soak: $checks"
   t0=$(date +%s)
   pids=()
