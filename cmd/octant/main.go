@@ -17,7 +17,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"bench", "time the portable decode tier of a kernel library on a device", runBench},
+	{"bench", "time the decode and prefill tiers of a kernel library on a device", runBench},
 	{"conform", "certify an architecture's kernels against the contract", runConform},
 	{"golden", "verify golden-vector files against the oracle", runGolden},
 	{"mutate", "build mutant kernel libraries and measure which tests kill them", runMutate},
