@@ -95,9 +95,23 @@ func propLib(t *rapid.T) *harness.Lib {
 // checkRecipe builds c's call and judges it on every implementation in l (nil: the oracle alone);
 // a failing verdict records c as a reproducer and fails t with the replay command.
 func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
+	j := judgeRecipe(l, c)
+	j.report(t, name, l, c)
+}
+
+// judged is a recipe's call and its verdicts, or why its call could not be built.
+type judged struct {
+	call harness.Call
+	vs   []harness.Verdict
+	err  error
+}
+
+// judgeRecipe builds c's call and judges it on every implementation in l. It touches no
+// rapid.T, so several may run at once (PropGPUDecodeBatch).
+func judgeRecipe(l *harness.Lib, c Recipe) judged {
 	call, err := c.Call()
 	if err != nil {
-		t.Fatalf("building the generated %s call: %v", name, err)
+		return judged{err: err}
 	}
 	d, decode := call.(*harness.DecodeCall)
 	if decode {
@@ -108,9 +122,18 @@ func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
 	if decode {
 		harness.DecodeTiming.Add("judge", t0)
 	}
-	if err := harness.FirstFailure(vs); err != nil {
+	return judged{call: call, vs: vs}
+}
+
+// report fails t for a call that could not be built or a failing verdict, recording c as a
+// reproducer with the replay command.
+func (j judged) report(t *rapid.T, name string, l *harness.Lib, c Recipe) {
+	if j.err != nil {
+		t.Fatalf("building the generated %s call: %v", name, j.err)
+	}
+	if err := harness.FirstFailure(j.vs); err != nil {
 		if d, ok := c.(*GPUDecodeCase); ok {
-			d.record(call) // for the reproducer only: hashing every case's cache costs time
+			d.record(j.call) // for the reproducer only: hashing every case's cache costs time
 		}
 		failLib(t, name, l, c, err)
 	}
@@ -164,35 +187,14 @@ func PropGPUDecodeBatch(t *rapid.T) {
 	}
 	l := propLib(t)
 	cs := rapid.SliceOfN(GPUDecodeCases(GPUDecodeOptions), n, n).Draw(t, "cases")
-	type result struct {
-		call harness.Call
-		vs   []harness.Verdict
-		err  error
-	}
-	out := make([]result, len(cs))
+	out := make([]judged, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
-		wg.Go(func() {
-			call, err := c.Call()
-			if err != nil {
-				out[i].err = err
-				return
-			}
-			call.(*harness.DecodeCall).SkipContract = true // exact attention only for a failure's message
-			t0 := time.Now()
-			out[i] = result{call: call, vs: harness.CheckAll(l, call)}
-			harness.DecodeTiming.Add("judge", t0)
-		})
+		wg.Go(func() { out[i] = judgeRecipe(l, c) })
 	}
 	wg.Wait()
-	for i, r := range out {
-		if r.err != nil {
-			t.Fatalf("building generated decode call %d of %d: %v", i+1, len(cs), r.err)
-		}
-		if err := harness.FirstFailure(r.vs); err != nil {
-			cs[i].record(r.call) // for the reproducer only: hashing every case's cache costs time
-			failLib(t, PropNameGPUDecode, l, cs[i], err)
-		}
+	for i, j := range out {
+		j.report(t, PropNameGPUDecode, l, cs[i])
 	}
 }
 
