@@ -304,16 +304,16 @@ var registry = []Arch{
 			{PieceDot4, []string{"IDP.4A"}},
 			{PieceCodebook, []string{"PRMT"}},
 		},
-		// The mma tier: decode built (csrc/decode_mma.hip, profile wmma-f16q on mma.sync), prefill
-		// not yet (issue 15).
+		// The mma tier: decode (csrc/decode_mma.hip, profile wmma-f16q on mma.sync) and prefill
+		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
 		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "wmma-f16q",
-			Built: true, NotBuilt: []Op{Prefill}}},
+			PrefillProfile: "prefill-int8row+chunk-f16", Built: true}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),
-		// Octant's decision (docs/conformance.md): on sm_90 the portable decode and prefill are
-		// certified; the mma tier is not required until both its kernels exist.
-		Requires: portableRequires(),
+		// The contract's native requirements with mma as the native tier (docs/contract.md §6):
+		// decode on mma and portable, prefill on mma.
+		Requires: nativeRequires("mma"),
 	},
 	{
 		Name: "emu", Vendor: CPU, Family: "CPU emulator", WaveSize: 32, LogicalWave: 32,
@@ -324,7 +324,7 @@ var registry = []Arch{
 	},
 }
 
-// nativeRequires is docs/contract.md §6 for an AMD architecture: decode on the native tier and the
+// nativeRequires is docs/contract.md §6 for an architecture with a native tier: decode on it and the
 // portable dot4 reference, prefill on the native tier, store, reduce and rotate (one portable
 // implementation each).
 func nativeRequires(native string) []Requirement {
@@ -332,8 +332,8 @@ func nativeRequires(native string) []Requirement {
 		{Store, nil}, {Reduce, nil}, {Rotate, nil}}
 }
 
-// portableRequires is Octant's requirement where no native tier exists yet (sm_90, and the CPU
-// emulator so the runner can be exercised anywhere): decode and prefill on the portable tier.
+// portableRequires is Octant's requirement for the CPU emulator, so that the runner can be
+// exercised anywhere: decode and prefill on the portable tier.
 func portableRequires() []Requirement {
 	return []Requirement{{Decode, []string{"portable"}}, {Prefill, []string{"portable"}},
 		{Store, nil}, {Reduce, nil}, {Rotate, nil}}

@@ -9,8 +9,8 @@ import (
 // TestMissingNativeKernels pins today's verdicts: gfx1100 and gfx942 require native decode and
 // prefill tiers; gfx1100's wmma tier has both (issue 14), so nothing is missing there (its static
 // certificate is NOT CERTIFIED only because nothing ran); gfx942's mfma tier has neither, so it
-// is not certifiable, with each missing kernel named; sm_90 and the emulator require only the
-// portable tier, which is built.
+// is not certifiable, with each missing kernel named; sm_90 requires its mma tier (decode and
+// prefill, issue 15), which is built; the emulator requires only the portable tier.
 func TestMissingNativeKernels(t *testing.T) {
 	want := map[string][]string{
 		"gfx1100": nil,

@@ -87,9 +87,9 @@ const char* octave_build_info(void) {
 #if defined(OCT_AMD)
          " tiers=portable,wmma(gfx1100)"
 #elif defined(OCT_NV)
-         " tiers=portable,wmma-model,mma(decode)"
+         " tiers=portable,wmma-model,mma"
 #else
-         " tiers=portable,wmma-model,mma-model(decode)"
+         " tiers=portable,wmma-model,mma-model"
 #endif
          " abi=" OCT_STR(OCTAVE_ABI_VERSION)
 #if OCTAVE_MUTANT
@@ -226,16 +226,18 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
   static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
   snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
-  // The mma tier (decode only, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync; or
-  // prefill-int8row, OCT_DM_INT8K), on CUDA builds and, on the model, the emulator.
+  // The mma tier (decode, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync, or
+  // prefill-int8row with OCT_DM_INT8K; prefill, the WMMA tier's pair), on CUDA builds and, on the
+  // model, the emulator.
   int n = 1;
   if (oct_wmma_on(ctx)) n = 2;
   if (oct_mma_on()) {
     t[n] = octave_tier_desc{};
     t[n].tier = OCTAVE_TIER_MMA;
-    t[n].ops = OCTAVE_OP_DECODE;
+    t[n].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
     snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MMA_TIER_NAME);
     snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "%s", OCT_MMA_DECODE_PROFILE);
+    snprintf(t[n].prefill_profile, sizeof t[n].prefill_profile, "prefill-int8row+chunk-f16");
     n++;
   }
   *count = n;

@@ -98,17 +98,16 @@ int check_scale(const char* op, float s) {
 
 // The tiers of an op on the context's device (octave_tiers lists the same): portable everywhere;
 // wmma (decode and prefill) where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA
-// builds); mma (decode only) where oct_mma_on says so (CUDA, or the model on the emulator).
-int check_tier(const char* op, octave_ctx* ctx, int32_t tier, bool decode) {
+// builds); mma (decode and prefill) where oct_mma_on says so (CUDA, or the model on the emulator).
+int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
   if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
   if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) return OCTAVE_OK;
-  if (tier == OCTAVE_TIER_MMA && oct_mma_on() && decode) return OCTAVE_OK;
+  if (tier == OCTAVE_TIER_MMA && oct_mma_on()) return OCTAVE_OK;
   const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
                      : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
-  const char* offered = oct_wmma_on(ctx) ? (oct_mma_on() && decode ? "the portable tier (0), the " OCT_WMMA_TIER_NAME
-                                                                     " tier (1) and the " OCT_MMA_TIER_NAME " tier (3)"
-                                                                   : "the portable tier (0) and the " OCT_WMMA_TIER_NAME
-                                                                     " tier (1)")
+  const char* offered = oct_wmma_on(ctx) ? (oct_mma_on() ? "the portable tier (0), the " OCT_WMMA_TIER_NAME
+                                                            " tier (1) and the " OCT_MMA_TIER_NAME " tier (3)"
+                                                          : "the portable tier (0) and the " OCT_WMMA_TIER_NAME " tier (1)")
                                          : "only the portable tier (0)";
   return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER, "%s: tier %d (%s) is not available on %s: this library offers %s there",
                   op, tier, name, ctx->arch, offered);
@@ -323,7 +322,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   octave_decode_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier, true));
+  OCT_TRY(check_tier(op, ctx, a.tier));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -416,7 +415,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   octave_prefill_args a;
   OCT_TRY(oct_args(in, a, op));
   OCT_TRY(oct_enter(ctx, op));
-  OCT_TRY(check_tier(op, ctx, a.tier, false));
+  OCT_TRY(check_tier(op, ctx, a.tier));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
@@ -453,6 +452,14 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_ptr(op, "cu_seqlens_q", a.cu_seqlens_q, true));
   OCT_TRY(check_ptr(op, "seq_lens", a.seq_lens, true));
   OCT_TRY(check_ptr(op, "block_table", a.block_table, a.max_blocks > 0));
+  // The mma tier's grid: one workgroup per 64 (row, query head) pairs of a KV head.
+  if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16 &&
+      ((int64_t)a.num_tokens * (a.num_q_heads / a.num_kv_heads) + 63) / 64 > INT32_MAX)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: grid too large: num_tokens %d x G %d = %lld (row, head) pairs make more than 2^31 - 1 "
+                    "workgroups of 64 on the mma tier",
+                    op, a.num_tokens, a.num_q_heads / a.num_kv_heads,
+                    (long long)a.num_tokens * (a.num_q_heads / a.num_kv_heads));
 
   OctPrefillParams p;
   memset(&p, 0, sizeof p);
@@ -467,6 +474,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_prefill_wmma_kernel", oct_launch_prefill_wmma(p));
+  else if (a.tier == OCTAVE_TIER_MMA) OCT_LAUNCHED(op, "octave_prefill_mma_kernel", oct_launch_prefill_mma(p));
   else OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));
   return OCTAVE_OK;
 }

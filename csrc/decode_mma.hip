@@ -52,14 +52,8 @@ struct DmSmem {
 #if OCT_MMA_BODY
 
 template <int FMT>
-struct DmFmt : DecFmt<FMT> {
-  typedef DecFmt<FMT> B;
-  enum {
-    ROW = (B::SLOT + 7) & ~7,         // staged slot stride: 248, 216, 200
-    SU = B::SLOT / B::UB,             // units per slot: 31, 27, 49
-    CONTIG_OK = ROW == (int)B::SLOT,  // whole-tile 16-byte copies keep every row 8-byte aligned
-  };
-  static_assert(16 * ROW <= DM_STAGE && B::SLOT % B::UB == 0, "staging layout");
+struct DmFmt : SlotCopy<FMT> {
+  static_assert(16 * SlotCopy<FMT>::ROW <= DM_STAGE, "staging layout");
 };
 
 // Two fp16 values at p (4-byte aligned) as one register (memcpy: no type punning on the emulator).
@@ -81,36 +75,12 @@ OCT_DEV void dm_h4(uint32_t w, uint32_t& lo, uint32_t& hi) {
   hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
 }
 
-// The K codebook bytes of block b for lane group t of the token staged at `row`: words j = 0..3
-// hold the block's bytes 16t + 4j + 0..3 in dec_qpos order (lane t decodes 16 of the block's 64
-// dims), signed (m16n8k32.s8 operands, OCT_DM_INT8K) or biased by 128 (BIASED, for dm_kfrag).
-template <int FMT, bool BIASED>
-OCT_DEV void dm_kwords(const uint8_t* row, int b, int t, uint32_t w[4]) {
-  typedef DecFmt<FMT> F;
-  if (!F::COMPACT && b == 0) {  // rope: 4-bit, 8 bytes per 16 dims
-    const OctU2 x = *(const OctU2*)(row + 8 * t);
-    if (BIASED) {
-      oct_cb4n(x.x, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[0], w[1]);
-      oct_cb4n(x.y, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[2], w[3]);
-    } else {
-      oct_cb4n(x.x, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[0], w[1]);
-      oct_cb4n(x.y, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[2], w[3]);
-    }
-  } else {  // 3-bit: one 2-bit plane word and half a 1-bit plane word per 16 dims
-    const int bb = F::COMPACT ? b : b - 1;
-    const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
-    const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
-    if (BIASED) oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
-    else oct_cb3n(wl, wh, OCT_CB3_LO, OCT_CB3_HI, w);
-  }
-}
-
 // The A-operand halves of K block b for lane group t (wmma-f16q): k-step j of the block uses
 // lo[j] (columns 2t, 2t + 1) and hi[j] (columns 2t + 8, 2t + 9), word j of dm_kwords as fp16.
 template <int FMT>
 OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t hi[4]) {
   uint32_t w[4];
-  dm_kwords<FMT, true>(row, b, t, w);
+  dec_kwords<FMT, true>(row, b, t, w);
   OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
 }
 
@@ -279,8 +249,8 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     OCT_UNROLL for (int b = 0; b < 4; b++) {
 #if OCT_DM_INT8K
       uint32_t wg[4], w8[4];
-      dm_kwords<FMT, false>(rg, b, t, wg);
-      dm_kwords<FMT, false>(r8, b, t, w8);
+      dec_kwords<FMT, false>(rg, b, t, wg);
+      dec_kwords<FMT, false>(r8, b, t, w8);
 #else
       uint32_t glo[4], ghi[4], elo[4], ehi[4];
       dm_kfrag<FMT>(rg, b, t, glo, ghi);

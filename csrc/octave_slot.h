@@ -61,4 +61,43 @@ OCT_DEV void dec_runs(int l, int& run0, int& run1) {
   else run0 = 16 * (l >> 1) + 4 * (l & 1), run1 = run0 + 8;
 }
 
+// Staging of raw slots into shared memory (the mma kernels): rows of ROW bytes (the slot rounded
+// up to 8), copied in SU units of UB bytes; whole tiles go in 16-byte copies when the slots are
+// contiguous and ROW == SLOT (CONTIG_OK: every row stays 8-byte aligned).
+template <int FMT>
+struct SlotCopy : DecFmt<FMT> {
+  typedef DecFmt<FMT> B;
+  enum {
+    ROW = (B::SLOT + 7) & ~7,         // staged slot stride: 248, 216, 200
+    SU = B::SLOT / B::UB,             // units per slot: 31, 27, 49
+    CONTIG_OK = ROW == (int)B::SLOT,
+  };
+  static_assert(B::SLOT % B::UB == 0, "slot units");
+};
+
+// The K codebook bytes of block b for lane group t of the token staged at `row`: words j = 0..3
+// hold the block's bytes 16t + 4j + 0..3 in dec_qpos order (lane t decodes 16 of the block's 64
+// dims), signed (m16n8k32.s8 operands: the int8-K decode, the mma prefill) or biased by 128 (BIASED: the
+// mma decode's fp16 operands).
+template <int FMT, bool BIASED>
+OCT_DEV void dec_kwords(const uint8_t* row, int b, int t, uint32_t w[4]) {
+  typedef DecFmt<FMT> F;
+  if (!F::COMPACT && b == 0) {  // rope: 4-bit, 8 bytes per 16 dims
+    const OctU2 x = *(const OctU2*)(row + 8 * t);
+    if (BIASED) {
+      oct_cb4n(x.x, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[0], w[1]);
+      oct_cb4n(x.y, OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, w[2], w[3]);
+    } else {
+      oct_cb4n(x.x, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[0], w[1]);
+      oct_cb4n(x.y, OCT_CB4_0, OCT_CB4_1, OCT_CB4_2, OCT_CB4_3, w[2], w[3]);
+    }
+  } else {  // 3-bit: one 2-bit plane word and half a 1-bit plane word per 16 dims
+    const int bb = F::COMPACT ? b : b - 1;
+    const uint32_t wl = *(const uint32_t*)(row + F::K_LO + 16 * bb + 4 * t);
+    const uint32_t wh = *(const uint32_t*)(row + F::K_HI + 8 * bb + 4 * (t >> 1)) >> (4 * (t & 1));
+    if (BIASED) oct_cb3n(wl, wh, OCT_CB3B_LO, OCT_CB3B_HI, w);
+    else oct_cb3n(wl, wh, OCT_CB3_LO, OCT_CB3_HI, w);
+  }
+}
+
 #endif  // OCT_DEVICE_BODY

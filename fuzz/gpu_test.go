@@ -2,9 +2,12 @@ package fuzz
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
@@ -38,8 +41,31 @@ func TestGPURotate(t *testing.T) {
 // check, 8 by default, built and judged concurrently): -rapid.checks=125 is 1000 cases.
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
+	l, _ := harness.Env()
+	before := l.Lib.CallTimes()
 	rapid.Check(t, Counted(PropNameGPUDecode+" (batches)", PropGPUDecodeBatch))
 	t.Logf("time: %v", harness.DecodeTiming)
+	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Lib.CallTimes()))
+}
+
+// callTimes is the time per op between two kernels.Lib.CallTimes, largest first.
+func callTimes(before, after map[string]time.Duration) string {
+	type opTime struct {
+		op string
+		d  time.Duration
+	}
+	var ts []opTime
+	var sum time.Duration
+	for op, d := range after {
+		ts = append(ts, opTime{op, d - before[op]})
+		sum += d - before[op]
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].d > ts[j].d })
+	s := fmt.Sprintf("%v in all", sum.Round(time.Millisecond))
+	for _, x := range ts {
+		s += fmt.Sprintf(", %s %v", x.op, x.d.Round(time.Millisecond))
+	}
+	return s
 }
 func TestGPUReduce(t *testing.T) {
 	skipWithoutLib(t)

@@ -272,6 +272,13 @@ func TestPrefillErrors(t *testing.T) {
 		for _, tr := range unsupportedTiers(t, arch.Prefill) {
 			cases = append(cases, errCase[kernels.PrefillArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.PrefillArgs) { a.Tier = tr }})
 		}
+		if tier.Tier == kernels.TierMMA {
+			// 2^22 rows × G 65535 make more workgroups of 64 (row, head) pairs than a grid holds:
+			// refused before anything is read (the buffers are far smaller than the counts say).
+			cases = append(cases, errCase[kernels.PrefillArgs]{"grid", kernels.ErrInvalidArgument, "grid too large", func(a *kernels.PrefillArgs) {
+				a.NumTokens, a.NumQHeads, a.NumKVHeads = 1<<22, 65535, 1
+			}})
+		}
 		for _, c := range cases {
 			a := base()
 			c.mod(&a)
@@ -286,7 +293,7 @@ func TestPrefillErrors(t *testing.T) {
 				break
 			}
 		}
-		// Octant decision (docs/contract.md §3.5, octave_capi.h): the portable and WMMA tiers accept
+		// Octant decision (docs/contract.md §3.5, octave_capi.h): the portable, WMMA and mma tiers accept
 		// bf16 q, k, v and out as an extension of the contract's fp16; a tier without it refuses
 		// bf16 with OCTAVE_ERR_DTYPE. (TestPrefillGrid judges bf16 results against the oracle.)
 		qbf, _ := randRows(rng, T*hq, kernels.BF16, gaussian)
@@ -294,7 +301,7 @@ func TestPrefillErrors(t *testing.T) {
 		a := base()
 		a.Dtype, a.Q, a.K, a.V = kernels.BF16, qbfb.Ptr, qbfb.Ptr, qbfb.Ptr
 		err := dev.Prefill(a)
-		if tier.Tier == kernels.TierPortable || tier.Tier == kernels.TierWMMA {
+		if tier.Tier == kernels.TierPortable || tier.Tier == kernels.TierWMMA || tier.Tier == kernels.TierMMA {
 			must(t, err, "prefill with bf16 on the "+tier.Name+" tier (an Octant extension: accepted)")
 			must(t, dev.Sync(), "sync")
 			written := false

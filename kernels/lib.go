@@ -3,10 +3,12 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -59,7 +61,17 @@ type Lib struct {
 	prefill        func(uintptr, *PrefillArgs) int32
 	queryMaps      func(uintptr, *QueryMapsArgs) int32
 
-	mu sync.Mutex // octave_last_error is per thread: hold the OS thread between a call and its message
+	mu   sync.Mutex               // octave_last_error is per thread: hold the OS thread between a call and its message
+	held map[string]time.Duration // per op: time its calls held mu (CallTimes), under mu
+}
+
+// CallTimes returns, per op name ("decode", "copy_h2d", "sync", ...), the time the library's calls
+// of that op have taken so far. Calls are serialised, so the sum is a floor under any concurrent
+// caller's wall time: a throughput run logs it to show whether the library or the host bounds it.
+func (l *Lib) CallTimes() map[string]time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.held)
 }
 
 // Open loads the library at path and checks its ABI version. A path without a slash names a file
@@ -166,5 +178,11 @@ func (l *Lib) call(op string, f func() int32) error {
 	defer l.mu.Unlock()
 	lockThread()
 	defer unlockThread()
-	return l.check(op, f())
+	start := time.Now()
+	st := f()
+	if l.held == nil {
+		l.held = map[string]time.Duration{}
+	}
+	l.held[op] += time.Since(start)
+	return l.check(op, st)
 }

@@ -447,8 +447,8 @@ mma)
     rm -f "$work/big-$name.ncu-rep"
   done
   skip sdpa || { step "torch SDPA, the same shapes"; PYTHONUNBUFFERED=1 python3 scripts/bench_sdpa.py --json "$work/sdpa.json" 2>&1 | grep -E "flash|HBM" | tee -a "$log"; }
-  step "compute-sanitizer memcheck and racecheck, short decode grid on mma"
-  for tool in memcheck racecheck; do
+  skip sanitize || step "compute-sanitizer memcheck and racecheck, short decode grid on mma"
+  skip sanitize || for tool in memcheck racecheck; do
     OCTANT_LIB=$lib OCTANT_TIERS=mma timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 ./bin/kernels.test -test.short \
       -test.count=1 -test.run '^TestDecodeGrid|^TestReduce' > "$work/san-$tool.log" 2>&1 || status=1
     tail -2 "$work/san-$tool.log" | tee -a "$log"

@@ -243,7 +243,7 @@ typedef struct octave_tier_desc {
  * prefill) on gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
  * gfx1100 instructions, which is evidence for gfx1100's tier, not a tier of the device's own
  * architecture (docs/kernels.md, "The WMMA tier and its model"); then, on CUDA builds, the mma tier
- * (decode only; "mma-model" on the emulator, which runs it on a model of mma.sync). */
+ * (decode and prefill; "mma-model" on the emulator, which runs it on a model of mma.sync). */
 int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count);
 
 /* ---- memory ------------------------------------------------------------------------------------ */
@@ -419,7 +419,7 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * whole prefix (from the packed cache) and to the chunk's rows cu_seqlens_q[s]..j of k and v
  * (exact, causal). q, k, v are taken ROTATED and out is written ROTATED: rotate them with
  * octave_rotate (table there). Rows of out that belong to no sequence are not written.
- * dtype: fp16, and bf16 as an Octant extension of the portable and WMMA tiers (docs/contract.md
+ * dtype: fp16, and bf16 as an Octant extension of the portable, WMMA and mma tiers (docs/contract.md
  * §3.5 asks for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE).
  * Portable tier, numeric profile prefill-fp32: q, k, v are converted exactly to float32; the cached prefix is
  * dequantized exactly (codebook x fp16 scale / 64, exact in float32) in the rotated space; scores

@@ -54,3 +54,5 @@
 #define OCT_MUT_DECODE_MMA_KSCALE_TOKEN 39  // decode (mma): the score's K block scale of token g applied to the accumulator's row g + 8 too (the fragment's second token row forgotten)
 #define OCT_MUT_DECODE_MMA_L_F16 40  // decode (mma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
 #define OCT_MUT_DECODE_MMA_KLEN_EDGE 41  // decode (mma): a query attends to the token at its klen too (tg <= klen: the tile edge one past a causal length)
+#define OCT_MUT_PREFILL_MMA_CAUSAL 42  // prefill (mma): chunk mask u <= j + 1 (the causal edge one token late: a row sees the next row's token)
+#define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of token 2t applied to token 2t + 1 too (the accumulator's second column forgotten)

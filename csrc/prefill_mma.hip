@@ -1,0 +1,522 @@
+// prefill, mma tier (sm_90; docs/contract.md §3.5, profiles prefill-int8row for the prefix and
+// prefill-chunk-f16 for the chunk, the WMMA tier's pair): attention of a chunk's query rows to their
+// sequence's packed prefix and to the chunk's own tokens 0..j (causal, exact), with NVIDIA's
+// warp-level mma.sync in FlashAttention-2's arrangement. On CUDA builds the instructions, on the
+// emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md, "The mma tier:
+// prefill", has the design; in short:
+//
+// Workgroup (64 consecutive (row, head) pairs of one KV head, KV head), 4 warps of 16 pairs each
+// (the A operand's M rows: pair i is query row i / G, query head h·G + i % G, so the G heads that
+// share the KV head share every K/V tile the workgroup decodes). Pairs whose rows belong to
+// different sequences are processed one sequence at a time (a "row set"); the others ride along
+// masked. Per 32-token tile of the prefix, then of the chunk (tokens 0..the set's last row):
+//   1. staging (the whole workgroup): prefix — the raw slots of the next tile go to shared memory
+//      with cp.async (16-byte copies of each 16-token half when its slots are contiguous),
+//      while this tile's raw slots are decoded to the K codebook bytes (int8, in the order of
+//      dec_qpos, so that each lane's B operand is one 8-byte load), the V codebook values as fp16
+//      pairs of two tokens ([dim][token pair]: the P·V B operand), the K block scales and the V
+//      scale; a token past ctx or in a block with an id outside [0, num_blocks) is masked and never
+//      read; chunk — the raw k ([token][dim pair]) and v ([dim][token pair]);
+//   2. scores (each warp, its 16 pairs × 32 tokens): prefix — per 64-dim K block two
+//      mma.m16n8k32.s8 of the int8 query (one scale per row) against the codebook bytes, exact in
+//      int32, times the token's K block scale, the 4 blocks summed in order, times the row's query
+//      scale, sm_scale·log2(e) and 1/64; chunk — per 64-dim block a chain of four m16n8k16 of the
+//      fp16 q and k, the 4 block sums added in order, times sm_scale·log2(e);
+//   3. online softmax in base 2 in registers (lane (g, t) holds rows g and g + 8, tokens 8n + 2t,
+//      8n + 2t + 1 of each 8-token column tile n; row max and Σ p by butterflies over t);
+//      P' = fp16(fp32(p·V scale)·64) for a prefix token, P = fp16(p) for a chunk token, exactly 0
+//      for a masked one; the scores' accumulator layout is the next product's A operand, so P never
+//      leaves the registers;
+//   4. P·V: o (16 rows × 256 dims per warp, fp32, in registers) rescaled by alpha, then two
+//      m16n8k16 per 8-dim column tile.
+// One online softmax covers both phases (base 2: the running max never changes units); between
+// them o, which holds Σ P'·codebook = 64·64 times the V units, is multiplied by 2^-12 (exact).
+// out = o / l rounded to fp16, still rotated. bf16 (an Octant extension) is served by the WMMA
+// tier's kernel on the model of its instructions (oct_launch_prefill_wmma): the same profile pair,
+// correct and slow; docs/kernels.md says why.
+#include "octave_lane.h"
+#include "octave_mma.h"
+#include "octave_mutant.h"
+#include "octave_params.h"
+#include "octave_slot.h"
+
+enum {
+  PM_M = 64,           // (row, head) pairs per workgroup: 16 per warp
+  PM_TOK = 32,         // tokens per tile
+  PM_KROW = 288,       // bytes per decoded token of K: 8 k-steps × 4 lane groups × 8 bytes, + 32 (banks)
+  PM_VROW = 20,        // words per dim row of V^T: 16 token pairs, + 4 (banks)
+  PM_HROW = 132,       // words per token row of the chunk's k: 128 dim pairs, + 4 (banks)
+  PM_RAW = PM_TOK * 248,  // bytes of one staged tile of raw slots (the largest slot)
+};
+
+struct PmSmem {
+  int seq[PM_M];    // each pair's sequence, -1 for none
+  int row[PM_M];    // each pair's query row
+  float qs[PM_M];   // each pair's query scale qmax / 127 (0 outside the set)
+  union {
+    struct {
+      alignas(16) uint32_t qa[OCT_WAVES][8][32][4];  // int8 query A fragments: [warp][k-step][lane]
+      alignas(16) uint8_t raw[2][PM_RAW];            // raw slots: the tile being decoded, the next
+      alignas(16) uint8_t k[PM_TOK][PM_KROW];        // K codebook bytes: [token][k-step][lane group][8]
+      alignas(16) uint32_t v[256][PM_VROW];          // V codebook values: [dim][token pair], fp16 pairs
+      alignas(8) float ks[4][PM_TOK];                // K block scales: [block][token]
+      alignas(8) float vs[PM_TOK];                   // V scale
+      int ok[2][PM_TOK];                             // per raw buffer: the token is attended
+      int okd[PM_TOK];                               // the same, of the decoded tile
+    } pre;
+    struct {
+      alignas(16) uint32_t qa[OCT_WAVES][16][32][4];  // fp16 query A fragments: [warp][k-step][lane]
+      alignas(16) uint32_t k[PM_TOK][PM_HROW];        // raw k: [token][dim pair]
+      alignas(16) uint32_t v[256][PM_VROW];           // raw v: [dim][token pair]
+    } chk;
+  } u;
+};
+
+#if OCT_MMA_BODY
+
+// The first slot of the 16 tokens th..th+15 of KV head offset hoff, when they lie in one block
+// (block size a multiple of 16, th too) that is valid and th is below te; else nullptr.
+template <int FMT>
+OCT_DEV const uint8_t* pm_half(const OctPrefillParams& p, const int32_t* btr, int64_t th, int64_t te, int64_t hoff) {
+  if (th >= te) return nullptr;  // (th < te <= max_blocks·block_size: the table lookup stays in its row)
+  const uint32_t lb = (uint32_t)th / (uint32_t)p.block_size;
+  const int32_t bid = btr[lb];
+  if (bid < 0 || bid >= p.num_blocks) return nullptr;
+  return p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)th - lb * (uint32_t)p.block_size) * DecFmt<FMT>::SLOT;
+}
+
+// Issues the copies of prefix tile ts (tokens below te attended) into raw buffer buf.
+template <int FMT>
+OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int32_t* btr, int64_t ts, int64_t te,
+                      int h, bool contig, int tid) {
+  typedef SlotCopy<FMT> F;
+  uint8_t* dst = sm.u.pre.raw[buf];
+  const int64_t hoff = (int64_t)h * p.c_sh;
+  // Token positions fit 32 bits (below ctx <= an int32 seq_len).
+  if (F::CONTIG_OK && contig) {  // each 16-token half of the tile lies in one block: threads 64h.. copy half h
+    if (tid < PM_TOK) sm.u.pre.ok[buf][tid] = ts + tid < te && pm_half<FMT>(p, btr, ts + 16 * (tid >> 4), te, hoff);
+    const int hf = tid >> 6;
+    const uint8_t* src = pm_half<FMT>(p, btr, ts + 16 * hf, te, hoff);
+    if (src)
+      for (int u = tid & 63; u < F::SLOT; u += 64) oct_copy_g2s16(dst + 16 * F::SLOT * hf + 16 * u, src + 16 * u);
+    return;
+  }
+  const int tk = tid >> 2, part = tid & 3;
+  const int64_t tg = ts + tk;
+  const uint8_t* src = nullptr;
+  if (tg < te) {
+    const uint32_t lb = (uint32_t)tg / (uint32_t)p.block_size;
+    const int32_t bid = btr[lb];
+    if (bid >= 0 && bid < p.num_blocks)
+      src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)tg - lb * (uint32_t)p.block_size) * p.c_st;
+  }
+  if (part == 0) sm.u.pre.ok[buf][tk] = src != nullptr;
+  if (src)
+    for (int u = part; u < F::SU; u += 4) oct_copy_g2s<F::UB>(dst + tk * F::ROW + u * F::UB, src + u * F::UB);
+}
+
+// Two tokens' biased codebook bytes, 4 dims each (a, b), as fp16 pairs (token a low, token b
+// high): dims 0..3 of the words' byte order.
+OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
+  OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+    const uint32_t x = oct_perm8n(a, b, hb ? 0x7362u : 0x5140u);  // a.2h, b.2h, a.2h+1, b.2h+1
+    out[2 * hb] = oct_h2_unbias(oct_perm8n(x, 0x64646464u, 0x4140u));
+    out[2 * hb + 1] = oct_h2_unbias(oct_perm8n(x, 0x64646464u, 0x4342u));
+  }
+}
+
+// Decodes raw buffer buf (32 tokens) into the K bytes, V pairs and scales. Thread: token pair tp
+// (tokens 2tp, 2tp + 1), group dg: V lanes 4dg..4dg + 3 (32 dims) and K block dg / 2, lane groups
+// 2(dg & 1), 2(dg & 1) + 1.
+template <int FMT>
+OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
+  typedef SlotCopy<FMT> F;
+  const int tp = tid & 15, dg = tid >> 4;
+  const uint8_t* ra = sm.u.pre.raw[buf] + 2 * tp * F::ROW;
+  const uint8_t* rb = ra + F::ROW;
+  const int b = dg >> 1;
+  OCT_UNROLL for (int tt = 0; tt < 2; tt++) {
+    const int t = 2 * (dg & 1) + tt;
+    uint32_t wa[4], wb[4];
+    dec_kwords<FMT, false>(ra, b, t, wa);
+    dec_kwords<FMT, false>(rb, b, t, wb);
+    OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
+      OctU2 xa, xb;
+      xa.x = wa[2 * j2], xa.y = wa[2 * j2 + 1], xb.x = wb[2 * j2], xb.y = wb[2 * j2 + 1];
+      *(OctU2*)(sm.u.pre.k[2 * tp] + (2 * b + j2) * 32 + 8 * t) = xa;
+      *(OctU2*)(sm.u.pre.k[2 * tp + 1] + (2 * b + j2) * 32 + 8 * t) = xb;
+    }
+  }
+  OCT_UNROLL for (int m = 0; m < 4; m++) {
+    const int l = 4 * dg + m;
+    uint32_t a0, a1, b0, b1, pr[8];
+    dec_vbytes<FMT>(ra, l, a0, a1);
+    dec_vbytes<FMT>(rb, l, b0, b1);
+    pm_vpairs(a0, b0, pr);
+    pm_vpairs(a1, b1, pr + 4);
+    int run0, run1;
+    dec_runs<FMT>(l, run0, run1);
+    // Byte e of (a0, a1) is dim run0 + e/2 (e even) or run1 + e/2 (e odd) (dec_vbytes).
+    OCT_UNROLL for (int e = 0; e < 8; e++) sm.u.pre.v[((e & 1) ? run1 : run0) + (e >> 1)][tp] = pr[e];
+  }
+  if (dg == 0) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int tk = 2 * tp + c;
+      const bool ok = sm.u.pre.ok[buf][tk];
+      sm.u.pre.okd[tk] = ok;  // ok[buf] is rewritten by the next tile's copies while this tile is computed
+      const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
+      OCT_UNROLL for (int bb = 0; bb < 4; bb++) sm.u.pre.ks[bb][tk] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
+      sm.u.pre.vs[tk] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]) : 0.0f;
+    }
+  }
+}
+
+// Stages chunk tokens us..us+31 (those at or below umax) of KV head h, rows qstart + u of k and v.
+// Thread: token pair tp, dims 32dg..32dg + 31.
+OCT_DEV void pm_stage_chunk(const OctPrefillParams& p, PmSmem& sm, int64_t qstart, int64_t us, int64_t umax, int h,
+                            int tid) {
+  const int tp = tid & 15, dg = tid >> 4;
+  uint32_t kv[2][2][16];  // [token][k, v][dim pair]
+  OCT_UNROLL for (int c = 0; c < 2; c++) {
+    const int64_t u = us + 2 * tp + c;
+    const bool in = u <= umax;
+    const int64_t row = qstart + u;
+    OCT_UNROLL for (int i = 0; i < 4; i++) {
+      uint32_t kr[4] = {0, 0, 0, 0}, vr[4] = {0, 0, 0, 0};
+      if (in) {
+        oct_load8_raw(p.k + row * p.k_st + (int64_t)h * p.k_sh + 32 * dg + 8 * i, kr);
+        oct_load8_raw(p.v + row * p.v_st + (int64_t)h * p.v_sh + 32 * dg + 8 * i, vr);
+      }
+      OCT_UNROLL for (int j = 0; j < 4; j++) kv[c][0][4 * i + j] = kr[j], kv[c][1][4 * i + j] = vr[j];
+    }
+  }
+  OCT_UNROLL for (int c = 0; c < 2; c++)
+    OCT_UNROLL for (int j = 0; j < 16; j++) sm.u.chk.k[2 * tp + c][16 * dg + j] = kv[c][0][j];
+  OCT_UNROLL for (int j = 0; j < 16; j++) {
+    sm.u.chk.v[32 * dg + 2 * j][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x5410u);
+    sm.u.chk.v[32 * dg + 2 * j + 1][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x7632u);
+  }
+}
+
+// The per-lane state of a warp's 16 rows: lane (g, t) holds rows g (r = 0) and g + 8 (r = 1).
+struct PmRows {
+  bool in[2];      // the pair is in the row set
+  int64_t pos[2];  // its row's position in the chunk
+  float m[2], l[2];
+};
+
+// One online-softmax step over a tile of 4 column tiles whose scores s[n][e] (row g + 8(e >> 1),
+// token 8n + 2t + (e & 1); -inf: masked) are given; returns the P·V A operands of the tile's two
+// 16-token k-steps and alpha of each row. PHASE 1: P' = fp16(fp32(p · vs[token]) · 64).
+template <int PHASE>
+OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& R, OctMmaA16 (&pa)[2], float (&alpha)[2]) {
+  const float ninf = -oct_inf();
+  float pv[4][4];
+  OCT_UNROLL for (int r = 0; r < 2; r++) {
+    float mx = ninf;
+    OCT_UNROLL for (int n = 0; n < 4; n++) mx = oct_fmax(mx, oct_fmax(s[n][2 * r], s[n][2 * r + 1]));
+    mx = oct_fmax(mx, oct_shfl_xor<1>(mx));
+    mx = oct_fmax(mx, oct_shfl_xor<2>(mx));
+    const float mn = oct_fmax(R.m[r], mx);
+    float al = 1.0f, sum = 0.0f;
+    if (mn != ninf) al = oct_exp2(R.m[r] - mn);
+    OCT_UNROLL for (int n = 0; n < 4; n++)
+      OCT_UNROLL for (int c = 0; c < 2; c++) {
+        const float x = mn != ninf ? oct_exp2(s[n][2 * r + c] - mn) : 0.0f;
+        pv[n][2 * r + c] = x;
+        sum = oct_add_rn(sum, x);
+      }
+    sum = oct_add_rn(sum, oct_shfl_xor<1>(sum));
+    sum = oct_add_rn(sum, oct_shfl_xor<2>(sum));
+    R.l[r] = oct_fma(R.l[r], al, sum);
+    R.m[r] = mn;
+    alpha[r] = al;
+  }
+  uint16_t h[4][4];
+  OCT_UNROLL for (int n = 0; n < 4; n++)
+    OCT_UNROLL for (int e = 0; e < 4; e++) {
+      const float x = pv[n][e];
+      // A masked token (p = 0) is exactly 0, whatever its V scale.
+      h[n][e] = PHASE == 1 ? (x == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(x, vs[8 * n + 2 * t + (e & 1)]), 64.0f)))
+                           : oct_f32_to_f16(x);
+    }
+  // A of m16n8k16: r0 row g, tokens 2t, 2t + 1; r1 row g + 8; r2, r3 the same 8 tokens further.
+  OCT_UNROLL for (int k = 0; k < 2; k++) {
+    pa[k].r[0] = (uint32_t)h[2 * k][0] | ((uint32_t)h[2 * k][1] << 16);
+    pa[k].r[1] = (uint32_t)h[2 * k][2] | ((uint32_t)h[2 * k][3] << 16);
+    pa[k].r[2] = (uint32_t)h[2 * k + 1][0] | ((uint32_t)h[2 * k + 1][1] << 16);
+    pa[k].r[3] = (uint32_t)h[2 * k + 1][2] | ((uint32_t)h[2 * k + 1][3] << 16);
+  }
+}
+
+// o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
+OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
+                   int g, int t) {
+  if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
+    OCT_UNROLL for (int n = 0; n < 32; n++) {
+      o[n].r[0] = oct_mul_rn(o[n].r[0], alpha[0]), o[n].r[1] = oct_mul_rn(o[n].r[1], alpha[0]);
+      o[n].r[2] = oct_mul_rn(o[n].r[2], alpha[1]), o[n].r[3] = oct_mul_rn(o[n].r[3], alpha[1]);
+    }
+  }
+  OCT_UNROLL for (int n = 0; n < 32; n++) {
+    const uint32_t* vr = v[8 * n + g];
+    OCT_UNROLL for (int k = 0; k < 2; k++) {
+      OctMmaB16 b;
+      b.r[0] = vr[8 * k + t], b.r[1] = vr[8 * k + 4 + t];
+      o[n] = oct_mma_m16n8k16_f32_f16(pa[k], b, o[n]);
+    }
+  }
+}
+
+template <int FMT>
+OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
+  const int tid = oct_tid(), lane = oct_lane(), w = oct_wave(), g = lane >> 2, t = lane & 3;
+  const int h = oct_bid_y();
+  const int64_t pair0 = (int64_t)oct_bid_x() * PM_M;
+  const float ninf = -oct_inf();
+  const float csc = p.score_scale;  // sm_scale·log2(e)
+
+  if (tid < PM_M) {
+    const int64_t i = pair0 + tid, row = i / p.g;
+    sm.row[tid] = (int)(row < p.rows ? row : 0);
+    sm.seq[tid] = row < p.rows ? oct_row_seq(p.cu_seqlens, p.num_seqs, row) : -1;
+  }
+  oct_sync();
+  uint64_t remaining = 0;
+  for (int j = 0; j < PM_M; j++)
+    if (sm.seq[j] >= 0) remaining |= 1ull << j;
+  const bool contig = p.c_st == DecFmt<FMT>::SLOT && p.block_size % 16 == 0 && (p.c_sb & 15) == 0 &&
+                      (p.c_sh & 15) == 0 && ((uintptr_t)p.cache & 15) == 0;
+
+  while (remaining) {
+    int first = 0;
+    while (!((remaining >> first) & 1)) first++;
+    const int s = sm.seq[first];
+    uint64_t set = 0;
+    int last = 0;
+    for (int j = first; j < PM_M; j++)
+      if (((remaining >> j) & 1) && sm.seq[j] == s) set |= 1ull << j, last = sm.row[j];
+    remaining &= ~set;
+    const int64_t qstart = p.cu_seqlens[s], qlen = (int64_t)p.cu_seqlens[s + 1] - qstart;
+    int64_t ctx = (int64_t)p.seq_lens[s] - qlen;
+    ctx = ctx < 0 ? 0 : ctx > p.kv_max ? p.kv_max : ctx;
+    const int64_t umax = last - qstart;  // the set's last row's position in its chunk
+
+    PmRows R;
+    OCT_UNROLL for (int r = 0; r < 2; r++) {
+      const int m = 16 * w + g + 8 * r;
+      R.in[r] = (set >> m) & 1;
+      R.pos[r] = sm.row[m] - qstart;
+      R.m[r] = ninf, R.l[r] = 0.0f;
+    }
+
+    // The int8 query A fragments (prefill-int8row): warp w's pairs, lane l dims 8l..8l+7; one scale
+    // per row, qmax = max(1e-8, max|x|), q = rint(x·127/qmax) clamped to ±127, at the dec_qpos
+    // places; pairs outside the set zeros (scale 0).
+    oct_sync();  // the previous set's shared memory is read
+    OCT_NOUNROLL for (int m = 0; m < 16; m++) {
+      const int pm = 16 * w + m;
+      const bool in = (set >> pm) & 1;
+      uint32_t raw[4] = {0, 0, 0, 0};
+      if (in) {
+        const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
+        oct_load8_raw(p.q + (int64_t)sm.row[pm] * p.q_st + hq * p.q_sh + 8 * lane, raw);
+      }
+      float x[8], amax = 0.0f;
+      OCT_UNROLL for (int i = 0; i < 4; i++)
+        x[2 * i] = oct_h2f((uint16_t)raw[i], p.dtype), x[2 * i + 1] = oct_h2f((uint16_t)(raw[i] >> 16), p.dtype);
+      OCT_UNROLL for (int e = 0; e < 8; e++) amax = oct_fmax(amax, oct_fabs(x[e]));
+      const float qmax = oct_fmax(oct_max32(amax), 1e-8f);
+      uint8_t* qb = (uint8_t*)sm.u.pre.qa[w];
+      OCT_UNROLL for (int e = 0; e < 8; e++) {
+        const float y = oct_fmin(oct_fmax(oct_rint(oct_div_rn(oct_mul_rn(x[e], 127.0f), qmax)), -127.0f), 127.0f);
+        const int pos = dec_qpos<FMT>(8 * lane + e), j = (pos >> 2) & 3;
+        const int ks = 2 * (pos >> 6) + (j >> 1), ln = 4 * (m & 7) + ((pos >> 4) & 3), reg = 2 * (j & 1) + (m >> 3);
+        qb[((ks * 32 + ln) * 4 + reg) * 4 + (pos & 3)] = (uint8_t)(int8_t)(int)y;
+      }
+      if (lane == 0) sm.qs[pm] = in ? oct_div_rn(qmax, 127.0f) : 0.0f;
+    }
+
+    OctMmaF32 o[32];  // dims 8n + 2t + (e & 1) of rows g (e < 2), g + 8
+    OCT_UNROLL for (int n = 0; n < 32; n++)
+      OCT_UNROLL for (int e = 0; e < 4; e++) o[n].r[e] = 0.0f;
+
+    // Phase 1: the packed prefix, tokens 0..ctx-1, two tiles of raw slots in flight.
+    const int32_t* btr = p.block_table + (int64_t)s * p.max_blocks;
+    const int64_t ntp = (ctx + PM_TOK - 1) / PM_TOK;
+    if (ntp > 0) pm_issue<FMT>(p, sm, 0, btr, 0, ctx, h, contig, tid);
+    oct_async_commit();
+    oct_sync();  // the query fragments are written
+    float qsr[2];
+    OCT_UNROLL for (int r = 0; r < 2; r++) qsr[r] = sm.qs[16 * w + g + 8 * r];
+    for (int64_t jt = 0; jt < ntp; jt++) {
+      const int buf = (int)(jt & 1);
+      if (jt + 1 < ntp) pm_issue<FMT>(p, sm, buf ^ 1, btr, PM_TOK * (jt + 1), ctx, h, contig, tid);
+      oct_async_commit();
+      oct_async_wait<1>();  // this tile's copies
+      oct_sync();
+      pm_decode<FMT>(sm, buf, tid);
+      oct_sync();
+
+      // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale, summed in
+      // block order. (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
+      float sc[4][4];
+      OCT_UNROLL for (int b = 0; b < 4; b++) {
+        OctMmaI32 acc[4];
+        OCT_UNROLL for (int n = 0; n < 4; n++)
+          OCT_UNROLL for (int e = 0; e < 4; e++) acc[n].r[e] = 0;
+        OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
+          const int ks = 2 * b + j2;
+          const OctU4 qa = *(const OctU4*)sm.u.pre.qa[w][ks][lane];
+          OctMmaA8 a;
+          a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
+          OCT_UNROLL for (int n = 0; n < 4; n++) {
+            const OctU2 kb = *(const OctU2*)(sm.u.pre.k[8 * n + g] + ks * 32 + 8 * t);
+            OctMmaB8 bk;
+            bk.r[0] = kb.x, bk.r[1] = kb.y;
+            acc[n] = oct_mma_m16n8k32_s32_s8(a, bk, acc[n]);
+          }
+        }
+        OCT_UNROLL for (int n = 0; n < 4; n++) {
+          const float k0 = sm.u.pre.ks[b][8 * n + 2 * t];
+          const float k1 = OCT_MUTANT(OCT_MUT_PREFILL_MMA_KSCALE_TOKEN) ? k0 : sm.u.pre.ks[b][8 * n + 2 * t + 1];
+          OCT_UNROLL for (int e = 0; e < 4; e++) {
+            const float x = oct_mul_rn((float)acc[n].r[e], (e & 1) ? k1 : k0);
+            sc[n][e] = b == 0 ? x : oct_add_rn(sc[n][e], x);
+          }
+        }
+      }
+      OCT_UNROLL for (int n = 0; n < 4; n++)
+        OCT_UNROLL for (int e = 0; e < 4; e++) {
+          const int r = e >> 1;
+          const bool ok = R.in[r] && sm.u.pre.okd[8 * n + 2 * t + (e & 1)];
+          sc[n][e] = ok ? oct_mul_rn(oct_mul_rn(oct_mul_rn(sc[n][e], qsr[r]), csc), 0.015625f) : ninf;
+        }
+      OctMmaA16 pa[2];
+      float alpha[2];
+      pm_softmax<1>(sc, sm.u.pre.vs, t, R, pa, alpha);
+      pm_pv(o, pa, alpha, sm.u.pre.v, g, t);
+    }
+    oct_async_wait<0>();
+    // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
+    OCT_UNROLL for (int n = 0; n < 32; n++)
+      OCT_UNROLL for (int e = 0; e < 4; e++) o[n].r[e] = oct_mul_rn(o[n].r[e], 0x1p-12f);
+
+    // Phase 2: the chunk's own tokens 0..umax, exact, causal (a row at position pos sees u <= pos).
+    // The fp16 query A fragments: k-step ks (dims 16ks..16ks+15), r0/r1 rows g/g + 8 dims 2t, 2t+1,
+    // r2/r3 dims 2t + 8, 2t + 9.
+    oct_sync();  // phase 1's shared memory is read
+    OCT_NOUNROLL for (int m = 0; m < 16; m++) {
+      const int pm = 16 * w + m;
+      uint32_t raw[4] = {0, 0, 0, 0};
+      if ((set >> pm) & 1) {
+        const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
+        oct_load8_raw(p.q + (int64_t)sm.row[pm] * p.q_st + hq * p.q_sh + 8 * lane, raw);
+      }
+      OCT_UNROLL for (int i = 0; i < 4; i++) {
+        const int pi = 4 * (lane & 1) + i;  // dim pair 4·lane + i is pair pi of k-step lane / 2
+        sm.u.chk.qa[w][lane >> 1][4 * (m & 7) + (pi & 3)][2 * (pi >> 2) + (m >> 3)] = raw[i];
+      }
+    }
+    const int64_t ntc = (umax + PM_TOK) / PM_TOK;
+    for (int64_t jt = 0; jt < ntc; jt++) {
+      const int64_t us = PM_TOK * jt;
+      oct_sync();  // the previous tile is read (and the query fragments written)
+      pm_stage_chunk(p, sm, qstart, us, umax, h, tid);
+      oct_sync();
+      // Per 64-dim block a chain of four m16n8k16, the 4 block sums added in order.
+      float sc[4][4];
+      OCT_UNROLL for (int n = 0; n < 4; n++) {
+        const uint32_t* kr = sm.u.chk.k[8 * n + g];
+        OCT_UNROLL for (int b = 0; b < 4; b++) {
+          OctMmaF32 acc;
+          OCT_UNROLL for (int e = 0; e < 4; e++) acc.r[e] = 0.0f;
+          OCT_UNROLL for (int j = 0; j < 4; j++) {
+            const int ks = 4 * b + j;
+            const OctU4 qa = *(const OctU4*)sm.u.chk.qa[w][ks][lane];
+            OctMmaA16 a;
+            a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
+            OctMmaB16 bk;
+            bk.r[0] = kr[8 * ks + t], bk.r[1] = kr[8 * ks + 4 + t];
+            acc = oct_mma_m16n8k16_f32_f16(a, bk, acc);
+          }
+          OCT_UNROLL for (int e = 0; e < 4; e++) sc[n][e] = b == 0 ? acc.r[e] : oct_add_rn(sc[n][e], acc.r[e]);
+        }
+      }
+      OCT_UNROLL for (int n = 0; n < 4; n++)
+        OCT_UNROLL for (int e = 0; e < 4; e++) {
+          const int r = e >> 1;
+          const int64_t u = us + 8 * n + 2 * t + (e & 1);
+          // (mutant OCT_MUT_PREFILL_MMA_CAUSAL: u <= pos + 1, a row sees the next row's token)
+          const int64_t lim = R.pos[r] + (OCT_MUTANT(OCT_MUT_PREFILL_MMA_CAUSAL) ? 1 : 0);
+          sc[n][e] = R.in[r] && u <= lim && u <= umax ? oct_mul_rn(sc[n][e], csc) : ninf;
+        }
+      OctMmaA16 pa[2];
+      float alpha[2];
+      pm_softmax<2>(sc, nullptr, t, R, pa, alpha);
+      pm_pv(o, pa, alpha, sm.u.chk.v, g, t);
+    }
+
+    // out = o / l for the pairs of the set (dims 8n + 2t, 8n + 2t + 1 of rows g, g + 8).
+    OCT_UNROLL for (int r = 0; r < 2; r++) {
+      if (!R.in[r]) continue;
+      const int pm = 16 * w + g + 8 * r;
+      const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
+      uint16_t* dst = p.out + (int64_t)sm.row[pm] * p.o_st + hq * p.o_sh + 2 * t;
+      const float lr = R.l[r];
+      OCT_UNROLL for (int n = 0; n < 32; n++)
+        OCT_UNROLL for (int c = 0; c < 2; c++)
+          dst[8 * n + c] = oct_f2h(lr == 0.0f ? 0.0f : oct_div_rn(o[n].r[2 * r + c], lr), p.dtype);
+    }
+  }
+}
+
+#if defined(OCT_NV)
+extern __shared__ OctU4 pm_dyn[];  // (16-byte aligned)
+#endif
+template <int FMT>
+OCT_DEV void pm_kernel(const OctPrefillParams& p) {
+#if defined(OCT_NV)
+  pm_body<FMT>(p, *reinterpret_cast<PmSmem*>(pm_dyn));
+#else
+  OCT_SHARED PmSmem sm;
+  pm_body<FMT>(p, sm);
+#endif
+}
+#define OCT_PM_BODY(fmt) pm_kernel<fmt>(p);
+#else
+#define OCT_PM_BODY(fmt) (void)p;
+#endif
+
+// One kernel per format (the layout is a compile-time constant), 2 workgroups per SM.
+#define OCT_PM_KERNEL(name, fmt) \
+  OCT_KERNEL_OCC(OCT_THREADS, 2) void name(OctPrefillParams p) { OCT_PM_BODY(fmt) }
+OCT_PM_KERNEL(octave_prefill_mma_k3v4_kernel, 4)
+OCT_PM_KERNEL(octave_prefill_mma_k3v3_kernel, 3)
+OCT_PM_KERNEL(octave_prefill_mma_k3v3c_kernel, 19)
+
+// CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
+// launch (the status is checked).
+#if defined(OCT_NV)
+static hipError_t pm_launch(void (*kern)(OctPrefillParams), const OctPrefillParams& p, int64_t tiles) {
+  const int bytes = (int)sizeof(PmSmem);
+  const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return e;
+  kern<<<dim3((unsigned)tiles, (unsigned)p.hkv), dim3(OCT_THREADS), bytes, 0>>>(p);
+  return oct_launch_status();
+}
+#define OCT_PM_LAUNCH(name) return pm_launch(name, p, tiles)
+#else
+#define OCT_PM_LAUNCH(name) \
+  OCT_LAUNCH(name, tiles, p.hkv, 1, OCT_THREADS, p); \
+  return oct_launch_status()
+#endif
+hipError_t oct_launch_prefill_mma(const OctPrefillParams& p) {
+  if (p.dtype == 2) return oct_launch_prefill_wmma(p);  // bf16: the WMMA tier's kernel on its model
+  const int64_t tiles = ((int64_t)p.rows * p.g + PM_M - 1) / PM_M;  // below 2^31: the host checks
+  switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
+    case 4: OCT_PM_LAUNCH(octave_prefill_mma_k3v4_kernel);
+    case 3: OCT_PM_LAUNCH(octave_prefill_mma_k3v3_kernel);
+    default: OCT_PM_LAUNCH(octave_prefill_mma_k3v3c_kernel);
+  }
+}
