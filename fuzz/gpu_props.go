@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -186,13 +187,23 @@ func PropGPUDecodeBatch(t *rapid.T) {
 		t.Fatal(err)
 	}
 	l := propLib(t)
+	t0 := time.Now()
 	cs := rapid.SliceOfN(GPUDecodeCases(GPUDecodeOptions), n, n).Draw(t, "cases")
+	harness.DecodeTiming.Add("draw", t0)
 	out := make([]judged, len(cs))
+	walls := make([]time.Duration, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
-		wg.Go(func() { out[i] = judgeRecipe(l, c) })
+		wg.Go(func() {
+			start := time.Now()
+			out[i] = judgeRecipe(l, c)
+			walls[i] = time.Since(start)
+		})
 	}
 	wg.Wait()
+	// The batch waits for its slowest case: its build and judge wall ("slowest", summed over the
+	// batches; times the batch size per case, it is the batches' critical path).
+	harness.DecodeTiming.AddDuration("slowest", slices.Max(walls))
 	for i, j := range out {
 		j.report(t, PropNameGPUDecode, l, cs[i])
 	}

@@ -28,6 +28,13 @@ func (t *Timing) Add(phase string, since time.Time) {
 	t.mu.Unlock()
 }
 
+// AddDuration adds d to phase.
+func (t *Timing) AddDuration(phase string, d time.Duration) {
+	t.mu.Lock()
+	t.phases[phase] += d
+	t.mu.Unlock()
+}
+
 // Count counts one case.
 func (t *Timing) Count() {
 	t.mu.Lock()
