@@ -45,11 +45,11 @@
 #                     model (carry build/isa/gfx1100); then the fuzz seed corpora and the regression
 #                     corpus, and FUZZTIME of each GPU fuzz target
 #   PHASE=mma         the mma tier (issue 15): the library and its int8-K variant (-DOCT_DM_INT8K=1,
-#                     built beside it), TestMMA and the full decode grid on the mma tier of each,
+#                     built beside it), TestMMA and the full decode and prefill grids on the mma tier of each,
 #                     octant bench of both (SPECS, default big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf)
 #                     beside scripts/bench_sdpa.py, Nsight Compute (set full, source counters) on
 #                     one launch of big for each, compute-sanitizer memcheck and racecheck over the
-#                     short decode grid on mma, and the decode throughput (DECODE_CHECKS)
+#                     short decode and prefill grids on mma, and the decode throughput (DECODE_CHECKS)
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
@@ -433,8 +433,8 @@ mma)
   skip throughput || decode_throughput
   for v in default:$lib int8k:$v8; do
     name=${v%%:*} l=${v#*:}
-    step "$name: TestMMA and the full decode tests on the mma tier"
-    OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/kernels.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode' > "$work/grid-$name.log" 2>&1 || status=1
+    step "$name: TestMMA and the full decode and prefill tests on the mma tier"
+    OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/kernels.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode|^TestPrefill' > "$work/grid-$name.log" 2>&1 || status=1
     echo "$(grep -c -E -- '--- PASS' "$work/grid-$name.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid-$name.log") failed" | tee -a "$log"
     step "$name: octant bench"
     ./bin/octant bench --lib "$l" --specs ${SPECS:-big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf} --reps 20 --json "$work/bench-$name.json" \
@@ -447,10 +447,10 @@ mma)
     rm -f "$work/big-$name.ncu-rep"
   done
   skip sdpa || { step "torch SDPA, the same shapes"; PYTHONUNBUFFERED=1 python3 scripts/bench_sdpa.py --json "$work/sdpa.json" 2>&1 | grep -E "flash|HBM" | tee -a "$log"; }
-  skip sanitize || step "compute-sanitizer memcheck and racecheck, short decode grid on mma"
+  skip sanitize || step "compute-sanitizer memcheck and racecheck, short decode and prefill grids on mma"
   skip sanitize || for tool in memcheck racecheck; do
     OCTANT_LIB=$lib OCTANT_TIERS=mma timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 ./bin/kernels.test -test.short \
-      -test.count=1 -test.run '^TestDecodeGrid|^TestReduce' > "$work/san-$tool.log" 2>&1 || status=1
+      -test.count=1 -test.run '^TestDecodeGrid|^TestReduce|^TestPrefill' > "$work/san-$tool.log" 2>&1 || status=1
     tail -2 "$work/san-$tool.log" | tee -a "$log"
   done
   ;;
