@@ -7,6 +7,13 @@
 #   make fuzz-gpu              the GPU targets only (OCTANT_LIB defaults to build/liboctave_cuda.so)
 #   make fuzz FUZZTIME=5m      longer
 #   make fuzz FUZZ_TARGETS=FuzzMergePartials
+#   make fuzz FUZZMINIMIZE=60s Go's default minimization (see below)
+#
+# Go's fuzzer minimizes every new interesting input before it counts it, for up to 60 s by
+# default, and prints no progress meanwhile: a GPU case costs milliseconds to a second per run, so
+# a 30-s run could spend all its time minimizing one input (seen on the H200, docs/measurements.md,
+# "Ninth session"). FUZZMINIMIZE (default 10x: ten runs per input) bounds it, as
+# scripts/gpu-acceptance.sh does.
 #
 # Each target is one rapid property driven by the Go fuzzer (rapid.MakeFuzz). A failure leaves the
 # fuzzer's input under fuzz/testdata/fuzz/<Target>/ and a reproducer under
@@ -16,6 +23,7 @@ FUZZ_PREV_GOAL := $(.DEFAULT_GOAL)
 
 GO           ?= go
 FUZZTIME     ?= 30s
+FUZZMINIMIZE ?= 10x
 FUZZ_PKG     ?= ./fuzz
 FUZZ_TARGETS ?= $(shell $(GO) test -list '^Fuzz' $(FUZZ_PKG) | grep '^Fuzz')
 
@@ -28,7 +36,7 @@ fuzz:
 	@test -n "$(strip $(FUZZ_TARGETS))" || { echo "fuzz: no Fuzz targets found in $(FUZZ_PKG)" >&2; exit 2; }
 	@set -e; i=0; for t in $(FUZZ_TARGETS); do i=$$((i+1)); \
 	  echo "== [$$i/$(words $(FUZZ_TARGETS))] $$t ($(FUZZTIME))"; \
-	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
+	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $(FUZZ_PKG); \
 	done
 
 GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill
@@ -37,7 +45,7 @@ fuzz-gpu:
 	@lib=$(abspath $(or $(OCTANT_LIB),build/liboctave_cuda.so)); test -f "$$lib" || { echo "fuzz-gpu: no kernel library at $$lib (make cuda, or set OCTANT_LIB)" >&2; exit 2; }; \
 	set -e; i=0; for t in $(GPU_FUZZ_TARGETS); do i=$$((i+1)); \
 	  echo "== [$$i/$(words $(GPU_FUZZ_TARGETS))] $$t ($(FUZZTIME), $$lib)"; \
-	  OCTANT_LIB=$$lib $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 1 $(FUZZ_PKG); \
+	  OCTANT_LIB=$$lib $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $(FUZZ_PKG); \
 	done
 
 fuzz-list:
