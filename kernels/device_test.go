@@ -130,3 +130,29 @@ func TestDevicePool(t *testing.T) {
 		t.Errorf("pool holds %d bytes after Close", d.pooled)
 	}
 }
+
+// TestCallTimes: the library's per-op call times grow by the calls made, under the ABI's names
+// (the decode throughput run logs them to tell the library's share of its wall time).
+func TestCallTimes(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	before := l.CallTimes()
+	for range 3 {
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := l.CallTimes()
+	if after["octave_sync"] <= before["octave_sync"] {
+		t.Errorf("octave_sync: %v before 3 syncs, %v after: expected it to grow", before["octave_sync"], after["octave_sync"])
+	}
+	for op, x := range after {
+		if x < before[op] {
+			t.Errorf("%s: %v before, %v after: call times only grow", op, before[op], x)
+		}
+	}
+}
