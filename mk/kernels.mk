@@ -33,7 +33,7 @@ Q            := $(if $(V),,@)
 # $(call knumber,LIST,VAR): VAR := i for the i-th target of LIST, for the [i/n] of those lines.
 knumber       = $(foreach i,$(shell seq $(words $(1))),$(eval $(word $(i),$(1)): $(2) := $(i)))
 
-.PHONY: hip isa cuda emu emu-check kernels-toolchain kernels-clean cuda-syntax
+.PHONY: hip isa cuda emu emu-check kernels-toolchain kernels-clean cuda-syntax cuda-regs
 
 # ---- toolchain: Debian packages, installed quietly when missing (CI and developers run as root) ----
 kernels-toolchain:
@@ -123,6 +123,36 @@ cuda-syntax: | kernels-toolchain
 	  $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 -fsyntax-only -Xclang -target-sdk-version=12.0 \
 	    -D__CUDACC__ -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC) $$f || exit 1; \
 	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90)"
+
+# Registers, stack and spills of every sm_90 kernel without a GPU or the CUDA toolkit: clang-19
+# compiles each device file to PTX with the stand-in's device functions inline
+# (cuda_device_inline.h), and ptxas reports. ptxas comes from PATH, PTXAS=..., or Debian's
+# nvidia-cuda-toolkit (non-free, CUDA 11.8: ptxas supports sm_90), fetched once into
+# $(KBUILD)/ptxas (84 MB) by `make ptxas-fetch`. clang's code generation is not nvcc's; on
+# 2026-12-02 the two agreed within a few registers (decode_mma NT 1: 165 against nvcc 13.0's 168,
+# stack 16 both; NT 2 and the prefill: 255 with spills both), which is what a register-pressure
+# change needs to know before it spends device time.
+PTXAS ?= $(firstword $(shell command -v ptxas 2>/dev/null) $(wildcard $(KBUILD)/ptxas/usr/bin/ptxas))
+KREGS_CLANG = $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 -O3 \
+  -Xclang -target-sdk-version=12.0 -Xclang -target-feature -Xclang +ptx78 -D__CUDACC__ -DOCT_STANDIN_INLINE \
+  -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC) --cuda-device-only -S
+.PHONY: cuda-regs ptxas-fetch
+cuda-regs: | kernels-toolchain
+	@ptxas="$(PTXAS)"; if [ -z "$$ptxas" ]; then $(MAKE) --no-print-directory ptxas-fetch || exit 1; ptxas=$(KBUILD)/ptxas/usr/bin/ptxas; fi; \
+	mkdir -p $(KBUILD)/regs; for f in $(KSRC_DEV); do \
+	  b=$(KBUILD)/regs/$$(basename $$f .hip); \
+	  $(KREGS_CLANG) -o $$b.ptx $$f || exit 1; \
+	  $$ptxas -arch=sm_90 -v -o /dev/null $$b.ptx 2>&1 | awk '/Compiling entry/ {k=$$7; gsub(/[^A-Za-z0-9_]/, "", k)} \
+	    /stack frame/ {st=$$1; sp=$$5} /Used [0-9]+ registers/ {printf "%-48s %3d registers, stack %3d B, spill stores %3d B\n", k, $$5, st, sp}'; \
+	done
+
+ptxas-fetch:
+	@mkdir -p $(KBUILD)/ptxas/lists/partial; echo "deb http://deb.debian.org/debian bookworm non-free" > $(KBUILD)/ptxas/sources.list; \
+	a="-o Dir::Etc::sourcelist=$(abspath $(KBUILD))/ptxas/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$(abspath $(KBUILD))/ptxas/lists"; \
+	echo "ptxas-fetch: Debian's nvidia-cuda-toolkit (non-free) into $(KBUILD)/ptxas, for ptxas only (84 MB)" >&2; \
+	apt-get $$a update >/dev/null && (cd $(KBUILD)/ptxas && apt-get $$a download nvidia-cuda-toolkit >/dev/null) && \
+	dpkg -x $(KBUILD)/ptxas/nvidia-cuda-toolkit_*.deb $(KBUILD)/ptxas && test -x $(KBUILD)/ptxas/usr/bin/ptxas || \
+	{ echo "ptxas-fetch: could not fetch nvidia-cuda-toolkit from Debian's non-free archive; set PTXAS=/path/to/ptxas" >&2; exit 1; }
 
 # ---- EMU: the CPU emulator build ----
 KEMU_OBJ := $(patsubst csrc/%,$(KBUILD)/emu/%.o,$(KSRC_DEV) $(KSRC_HOST) csrc/emu/emu.cpp)
