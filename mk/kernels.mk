@@ -118,10 +118,11 @@ $(KBUILD)/liboctave_cuda.so: $(KCUDA_OBJ)
 
 # Syntax check of the CUDA path with clang-19 in CUDA mode (no CUDA toolkit needed): stand-in
 # declarations in csrc/emu/cuda_standin/cuda_runtime.h replace the CUDA toolkit headers.
+KCUDA_CLANG = $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 \
+  -Xclang -target-sdk-version=12.0 -D__CUDACC__ -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC)
 cuda-syntax: | kernels-toolchain
 	@for f in $(KSRC_DEV) $(KSRC_HOST); do \
-	  $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 -fsyntax-only -Xclang -target-sdk-version=12.0 \
-	    -D__CUDACC__ -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC) $$f || exit 1; \
+	  $(KCUDA_CLANG) -fsyntax-only $$f || exit 1; \
 	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90)"
 
 # Registers, stack and spills of every sm_90 kernel without a GPU or the CUDA toolkit: clang-19
@@ -133,9 +134,7 @@ cuda-syntax: | kernels-toolchain
 # stack 16 both; NT 2 and the prefill: 255 with spills both), which is what a register-pressure
 # change needs to know before it spends device time.
 PTXAS ?= $(firstword $(shell command -v ptxas 2>/dev/null) $(wildcard $(KBUILD)/ptxas/usr/bin/ptxas))
-KREGS_CLANG = $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 -O3 \
-  -Xclang -target-sdk-version=12.0 -Xclang -target-feature -Xclang +ptx78 -D__CUDACC__ -DOCT_STANDIN_INLINE \
-  -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC) --cuda-device-only -S
+KREGS_CLANG = $(KCUDA_CLANG) -O3 -Xclang -target-feature -Xclang +ptx78 -DOCT_STANDIN_INLINE --cuda-device-only -S
 .PHONY: cuda-regs ptxas-fetch
 cuda-regs: | kernels-toolchain
 	@ptxas="$(PTXAS)"; if [ -z "$$ptxas" ]; then $(MAKE) --no-print-directory ptxas-fetch || exit 1; ptxas=$(KBUILD)/ptxas/usr/bin/ptxas; fi; \
