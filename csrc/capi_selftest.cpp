@@ -61,9 +61,10 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
   octave_mma_selftest_args a;
   if (int s = oct_args(in, a, op)) return s;
   if (int s = oct_enter(ctx, op)) return s;
-  if (a.form != OCTAVE_MMA_M16N8K16_F32_F16 && a.form != OCTAVE_MMA_M16N8K32_S32_S8)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: form = %d, expected 0 (m16n8k16 f32 <- f16) or 1 (m16n8k32 s32 <- s8)",
-                    op, a.form);
+  if (a.form != OCTAVE_MMA_M16N8K16_F32_F16 && a.form != OCTAVE_MMA_M16N8K32_S32_S8 && a.form != OCTAVE_MMA_LDMATRIX_X4)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: form = %d, expected 0 (m16n8k16 f32 <- f16), 1 (m16n8k32 s32 <- s8) or 2 (ldmatrix.x4)", op,
+                    a.form);
   if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
   if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;
 #if defined(OCT_AMD)

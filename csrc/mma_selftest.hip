@@ -1,7 +1,8 @@
-// octave_mma_selftest (csrc/include/octave_selftest.h, for tests only): one mma.sync per problem,
-// raw per-lane registers in and out, so that the test encodes the documented register layout
-// itself. CUDA builds run the PTX instruction, the emulator the model (octave_mma.h); HIP builds
+// octave_mma_selftest (csrc/include/octave_selftest.h, for tests only): one mma.sync (or one
+// ldmatrix.x4) per problem, raw per-lane registers in and out, so that the test encodes the
+// documented register layout itself. CUDA builds run the PTX instruction, the emulator the model (octave_mma.h); HIP builds
 // get a stub the host never launches.
+#include "octave_lane.h"
 #include "octave_mma.h"
 #include "octave_params.h"
 
@@ -9,7 +10,15 @@
 OCT_KERNEL(32) void octave_mma_selftest_kernel(OctMmaSelftestParams p) {
 #if OCT_MMA_BODY
   const int64_t lane = (int64_t)oct_bid_x() * 32 + oct_lane();
-  if (p.form == 0) {
+  if (p.form == 2) {  // ldmatrix.x4: a is the shared image (32 rows of 16 bytes), b[lane][0] the lane's row
+    OCT_SHARED OctU4 img[32];
+    const OctU4 x = {p.a[lane * 4], p.a[lane * 4 + 1], p.a[lane * 4 + 2], p.a[lane * 4 + 3]};
+    img[oct_lane()] = x;
+    oct_sync();
+    uint32_t r[4];
+    oct_ldsm_x4(oct_smem_addr(&img[p.b[lane * 2] & 31]), r);
+    for (int i = 0; i < 4; i++) p.d[lane * 4 + i] = r[i];
+  } else if (p.form == 0) {
     OctMmaA16 a;
     OctMmaB16 b;
     OctMmaF32 c;

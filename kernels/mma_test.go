@@ -39,6 +39,7 @@ type cMMASelftestArgs struct {
 const (
 	mmaF32F16 = 0 // m16n8k16, f32 ← f16
 	mmaS32S8  = 1 // m16n8k32, s32 ← s8
+	mmaLdsmX4 = 2 // ldmatrix.x4 (a: the shared image, b: each lane's row)
 )
 
 // mmaProblem is one mma.sync: A (16×K), B (K×8), C (16×8) as raw element bits (f16 bits or bytes;
@@ -199,6 +200,12 @@ func (r *mmaRunner) run(form int, probs []*mmaProblem) ([][32][4]uint32, error) 
 	for i, p := range probs {
 		a[i], b[i], c[i] = mmaPack(p, form)
 	}
+	return r.runRegs(form, a, b, c)
+}
+
+// runRegs runs one warp per problem on the given registers and returns every lane's D registers.
+func (r *mmaRunner) runRegs(form int, a [][32][4]uint32, b [][32][2]uint32, c [][32][4]uint32) ([][32][4]uint32, error) {
+	n := len(a)
 	bytesOf := func(p unsafe.Pointer, size int) []byte { return unsafe.Slice((*byte)(p), size) }
 	bufs := &BufferSet{Dev: r.d}
 	defer bufs.Free()
@@ -368,6 +375,57 @@ func TestMMAModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(0x6D6D, 2))
 	t.Run("m16n8k16_f32_f16", func(t *testing.T) { r.check(t, mmaF32F16, mmaF16Problems(rng)) })
 	t.Run("m16n8k32_s32_s8", func(t *testing.T) { r.check(t, mmaS32S8, mmaS8Problems(rng)) })
+}
+
+// TestMMALdmatrix checks ldmatrix.x4 (the mma prefill's V operand load) against the PTX ISA's
+// description: lane 8j + r gives the address of row r of matrix j (16 contiguous bytes), and
+// register j of lane l holds bytes 4(l & 3).. of row l >> 2 of matrix j. Each problem's lanes
+// point at rows of a 32-row image in an order of their own (a permutation, then rows repeated),
+// so a model that numbers the matrices or the rows differently fails.
+func TestMMALdmatrix(t *testing.T) {
+	r := newMMARunner(t)
+	if r.bad {
+		t.Skip("no mma.sync on this build (TestMMAModel checks the refusal)")
+	}
+	rng := rand.New(rand.NewPCG(0x6C64, 3))
+	const n = 4
+	a, b, c := make([][32][4]uint32, n), make([][32][2]uint32, n), make([][32][4]uint32, n)
+	for i := range a {
+		for row := range a[i] {
+			for w := range a[i][row] {
+				a[i][row][w] = rng.Uint32()
+			}
+		}
+		perm := rng.Perm(32)
+		for l := range b[i] {
+			b[i][l][0] = uint32(perm[l])
+			if i == n-1 {
+				b[i][l][0] = uint32(rng.IntN(4)) // rows repeated: several lanes give one address
+			}
+		}
+	}
+	ds, err := r.runRegs(mmaLdsmX4, a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ds {
+		bad := 0
+		for l := 0; l < 32; l++ {
+			for j := 0; j < 4; j++ {
+				row := b[i][8*j+l>>2][0]
+				if want := a[i][row][l&3]; ds[i][l][j] != want {
+					if bad < 4 {
+						t.Errorf("problem %d: lane %d register %d = %#08x, expected word %d of row %d (given by lane %d) = %#08x",
+							i, l, j, ds[i][l][j], l&3, row, 8*j+l>>2, want)
+					}
+					bad++
+				}
+			}
+		}
+		if bad > 4 {
+			t.Errorf("problem %d: %d of 128 registers wrong", i, bad)
+		}
+	}
 }
 
 // TestMMAFacts pins the layout this file encodes, without a library, to entries read off the PTX

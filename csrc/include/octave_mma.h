@@ -4,8 +4,9 @@
 // H200 and in `make test` (docs/kernels.md, "The mma model"; the WMMA tier's model, octave_wmma.h,
 // is the pattern).
 //
-//   OCT_NV    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 and
-//             mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (inline PTX)
+//   OCT_NV    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32,
+//             mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 and
+//             ldmatrix.sync.aligned.m8n8.x4.shared.b16 (inline PTX)
 //   OCT_EMU   the model; the warp's 32 fibers meet at each call (oct_emu_wave_exchange)
 //   OCT_AMD   nothing (OCT_MMA_BODY is 0)
 //
@@ -21,6 +22,11 @@
 //                   B: 2 registers, element i (0..7) in byte i & 3 of r[i >> 2]:
 //                      row (k) 4t + (i & 3) + 16·(i >> 2), column (n) g
 //   C/D (.f32, .s32) 4 registers, element i (0..3): row g + 8·(i >> 1), column 2t + (i & 1)
+//   ldmatrix .x4    four 8×8 matrices of 16-bit elements, each row 16 contiguous bytes of shared
+//                   memory (16-byte aligned) whose address lane 8j + r gives for row r of matrix j;
+//                   register j of lane l is bytes 4t..4t+3 of row g of matrix j (PTX ISA, "Warp-level
+//                   matrix load instruction: ldmatrix"): exactly a B fragment of m16n8k16 when the
+//                   rows are the n columns and the k elements lie along each row.
 //
 // The model's arithmetic (the hardware's internal order and precision are not documented):
 //   f32 ← f16  the K products A[m][k]·B[k][n] are exact in float64; they are summed in float64 in
@@ -94,6 +100,15 @@ OCT_DEV uint32_t oct_h2_unbias(uint32_t x) {
 
 #if defined(OCT_NV)
 // ---- NVIDIA: the instructions ------------------------------------------------------------------
+// A shared-memory address for ldmatrix: the shared window's 32-bit address (one conversion, then
+// plain offsets that the compiler folds into the instruction).
+typedef uint32_t OctSmemAddr;
+OCT_DEV OctSmemAddr oct_smem_addr(const void* p) { return oct_smem_u32(p); }
+OCT_DEV void oct_ldsm_x4(OctSmemAddr row, uint32_t r[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row));
+}
 OCT_DEV OctMmaF32 oct_mma_m16n8k16_f32_f16(const OctMmaA16& a, const OctMmaB16& b, const OctMmaF32& c) {
   OctMmaF32 d;
   asm volatile(
@@ -147,6 +162,24 @@ OCT_DEV int oct_mma_a8(const OctMmaWarp& w, int m, int k) {
 OCT_DEV int oct_mma_b8(const OctMmaWarp& w, int k, int n) {
   const int t = (k & 15) >> 2, i = (k & 3) | ((k >> 4) << 2);
   return (int)(int8_t)(w.b(4 * n + t, i >> 2) >> (8 * (i & 3)));
+}
+
+// The model of ldmatrix.sync.aligned.m8n8.x4.shared.b16: the lanes exchange their row addresses;
+// a row address that is not 16-byte aligned (undefined on the hardware) stops the emulator (a
+// programming error in the kernel, as a bad oct_emu_wave_exchange is).
+typedef uintptr_t OctSmemAddr;
+OCT_DEV OctSmemAddr oct_smem_addr(const void* p) { return (uintptr_t)p; }
+OCT_DEV void oct_ldsm_x4(OctSmemAddr row, uint32_t r[4]) {
+  const uint64_t a = (uint64_t)row;
+  if (a & 15) __builtin_trap();
+  const uint32_t mine[2] = {(uint32_t)a, (uint32_t)(a >> 32)};
+  const uint32_t* all = oct_emu_wave_exchange(mine, 2);
+  const int lane = oct_lane();
+  for (int j = 0; j < 4; j++) {
+    const int src = 8 * j + (lane >> 2);
+    const uint8_t* p = (const uint8_t*)(uintptr_t)((uint64_t)all[2 * src] | ((uint64_t)all[2 * src + 1] << 32));
+    __builtin_memcpy(&r[j], p + 4 * (lane & 3), 4);
+  }
 }
 
 // f32 ← f16 (the model of mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32).

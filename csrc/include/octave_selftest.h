@@ -56,7 +56,10 @@ int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* a
  * on (csrc/include/octave_mma.h). Raw per-lane registers, as for the WMMA self-test. */
 enum octave_mma_form {
   OCTAVE_MMA_M16N8K16_F32_F16 = 0, /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 */
-  OCTAVE_MMA_M16N8K32_S32_S8 = 1   /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 */
+  OCTAVE_MMA_M16N8K32_S32_S8 = 1,  /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 */
+  OCTAVE_MMA_LDMATRIX_X4 = 2       /* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a holds [32 lanes][4] words
+                                      copied to shared memory as 32 rows of 16 bytes, b[lane][0] the row
+                                      (0..31) whose address the lane gives, d the loaded registers; c unused */
 };
 
 typedef struct octave_mma_selftest_args {
