@@ -452,14 +452,14 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_ptr(op, "cu_seqlens_q", a.cu_seqlens_q, true));
   OCT_TRY(check_ptr(op, "seq_lens", a.seq_lens, true));
   OCT_TRY(check_ptr(op, "block_table", a.block_table, a.max_blocks > 0));
-  // The mma tier's grid: one workgroup per 64 (row, query head) pairs of a KV head.
+  // The mma tier's grid: one workgroup per OCT_PM_PAIRS (row, query head) pairs of a KV head.
+  const int32_t group = a.num_q_heads / a.num_kv_heads;
   if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16 &&
-      ((int64_t)a.num_tokens * (a.num_q_heads / a.num_kv_heads) + 63) / 64 > INT32_MAX)
+      ((int64_t)a.num_tokens * group + OCT_PM_PAIRS - 1) / OCT_PM_PAIRS > INT32_MAX)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
                     "%s: grid too large: num_tokens %d x G %d = %lld (row, head) pairs make more than 2^31 - 1 "
-                    "workgroups of 64 on the mma tier",
-                    op, a.num_tokens, a.num_q_heads / a.num_kv_heads,
-                    (long long)a.num_tokens * (a.num_q_heads / a.num_kv_heads));
+                    "workgroups of %d on the mma tier",
+                    op, a.num_tokens, group, (long long)a.num_tokens * group, (int)OCT_PM_PAIRS);
 
   OctPrefillParams p;
   memset(&p, 0, sizeof p);

@@ -8,6 +8,11 @@
 
 enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per workgroup
 
+// The mma prefill's warps per workgroup (prefill_mma.hip), each holding 16 (row, query head) pairs:
+// the host's grid check uses the same count. 8 warps share each decoded tile (measured against 4 on
+// the H200: 10.80 against 11.21 ms on q2ks100k-pf, docs/measurements.md, tenth session).
+enum { OCT_PM_WARPS = 8, OCT_PM_PAIRS = 16 * OCT_PM_WARPS };
+
 struct OctStoreParams {
   const uint16_t* key;
   const uint16_t* value;

@@ -5,11 +5,11 @@
 // emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md, "The mma tier:
 // prefill", has the design; in short:
 //
-// Workgroup (64 consecutive (row, head) pairs of one KV head, KV head), 4 warps of 16 pairs each
+// Workgroup (128 consecutive (row, head) pairs of one KV head, KV head), 8 warps of 16 pairs each
 // (the A operand's M rows: pair i is query row i / G, query head h·G + i % G, so the G heads that
-// share the KV head share every K/V tile the workgroup decodes). Pairs whose rows belong to
-// different sequences are processed one sequence at a time (a "row set"); the others ride along
-// masked. Per 32-token tile of the prefix, then of the chunk (tokens 0..the set's last row):
+// share the KV head, and 128 / G rows, share every K/V tile the workgroup decodes). Pairs whose rows
+// belong to different sequences are processed one sequence at a time (a "row set": a range of
+// pairs); the others ride along masked. Per 32-token tile of the prefix, then of the chunk (tokens 0..the set's last row):
 //   1. staging (the whole workgroup): prefix — the raw slots of the next tile go to shared memory
 //      with cp.async (16-byte copies of each 16-token half when its slots are contiguous),
 //      while this tile's raw slots are decoded to the K codebook bytes (int8, in the order of
@@ -19,12 +19,14 @@
 //      read; chunk — the raw k ([token][dim pair]) and v ([dim][token pair]);
 //   2. scores (each warp, its 16 pairs × 32 tokens): prefix — per 64-dim K block two
 //      mma.m16n8k32.s8 of the int8 query (one scale per row) against the codebook bytes, exact in
-//      int32, times the token's K block scale, the 4 blocks summed in order, times the row's query
-//      scale, sm_scale·log2(e) and 1/64; chunk — per 64-dim block a chain of four m16n8k16 of the
+//      int32, times the token's K block scale, the 4 blocks summed in order (a fused multiply-add
+//      per block after the first), times the row's factor fp32(query scale · sm_scale·log2(e)) ·
+//      1/64; chunk — per 64-dim block a chain of four m16n8k16 of the
 //      fp16 q and k, the 4 block sums added in order, times sm_scale·log2(e);
 //   3. online softmax in base 2 in registers (lane (g, t) holds rows g and g + 8, tokens 8n + 2t,
-//      8n + 2t + 1 of each 8-token column tile n; row max and Σ p by butterflies over t);
-//      P' = fp16(fp32(p·V scale)·64) for a prefix token, P = fp16(p) for a chunk token, exactly 0
+//      8n + 2t + 1 of each 8-token column tile n; row max and Σ p by butterflies over t; exp2 is
+//      ex2.approx.ftz: 2 ulps, results below 2^-126 flushed, as the bounds allow);
+//      P' = fp16(p·(V scale·64)) for a prefix token, P = fp16(p) for a chunk token, exactly 0
 //      for a masked one; the scores' accumulator layout is the next product's A operand, so P never
 //      leaves the registers;
 //   4. P·V: o (16 rows × 256 dims per warp, fp32, in registers) rescaled by alpha, then two
@@ -41,12 +43,19 @@
 #include "octave_slot.h"
 
 enum {
-  PM_M = 64,           // (row, head) pairs per workgroup: 16 per warp
+  PM_WARPS = OCT_PM_WARPS,    // warps per workgroup (octave_params.h)
+  PM_THREADS = 32 * PM_WARPS,
+  PM_M = OCT_PM_PAIRS,        // (row, head) pairs per workgroup: 16 per warp
+  PM_DG = PM_THREADS / 16,    // decode and chunk-staging thread groups per token pair (16)
   PM_TOK = 32,         // tokens per tile
   PM_KROW = 288,       // bytes per decoded token of K: 8 k-steps × 4 lane groups × 8 bytes, + 32 (banks)
   PM_VROW = 20,        // words per dim row of V^T: 16 token pairs, + 4 (banks)
   PM_HROW = 132,       // words per token row of the chunk's k: 128 dim pairs, + 4 (banks)
   PM_RAW = PM_TOK * 248,  // bytes of one staged tile of raw slots (the largest slot)
+};
+
+struct alignas(8) PmPair {  // two consecutive tokens' values
+  float v[2];
 };
 
 struct PmSmem {
@@ -55,17 +64,17 @@ struct PmSmem {
   float qs[PM_M];   // each pair's query scale qmax / 127 (0 outside the set)
   union {
     struct {
-      alignas(16) uint32_t qa[OCT_WAVES][8][32][4];  // int8 query A fragments: [warp][k-step][lane]
+      alignas(16) uint32_t qa[PM_WARPS][8][32][4];   // int8 query A fragments: [warp][k-step][lane]
       alignas(16) uint8_t raw[2][PM_RAW];            // raw slots: the tile being decoded, the next
       alignas(16) uint8_t k[PM_TOK][PM_KROW];        // K codebook bytes: [token][k-step][lane group][8]
       alignas(16) uint32_t v[256][PM_VROW];          // V codebook values: [dim][token pair], fp16 pairs
-      alignas(8) float ks[4][PM_TOK];                // K block scales: [block][token]
-      alignas(8) float vs[PM_TOK];                   // V scale
+      PmPair ks[4][PM_TOK / 2];                      // K block scales: [block][token pair]
+      alignas(8) float vs[PM_TOK];                   // V scale · 64
       int ok[2][PM_TOK];                             // per raw buffer: the token is attended
-      int okd[PM_TOK];                               // the same, of the decoded tile
+      PmPair okd[PM_TOK / 2];                        // the same, of the decoded tile (1.0: attended)
     } pre;
     struct {
-      alignas(16) uint32_t qa[OCT_WAVES][16][32][4];  // fp16 query A fragments: [warp][k-step][lane]
+      alignas(16) uint32_t qa[PM_WARPS][16][32][4];   // fp16 query A fragments: [warp][k-step][lane]
       alignas(16) uint32_t k[PM_TOK][PM_HROW];        // raw k: [token][dim pair]
       alignas(16) uint32_t v[256][PM_VROW];           // raw v: [dim][token pair]
     } chk;
@@ -93,15 +102,17 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
   uint8_t* dst = sm.u.pre.raw[buf];
   const int64_t hoff = (int64_t)h * p.c_sh;
   // Token positions fit 32 bits (below ctx <= an int32 seq_len).
-  if (F::CONTIG_OK && contig) {  // each 16-token half of the tile lies in one block: threads 64h.. copy half h
+  if (F::CONTIG_OK && contig) {  // each 16-token half of the tile lies in one block: half the threads copy each
     if (tid < PM_TOK) sm.u.pre.ok[buf][tid] = ts + tid < te && pm_half<FMT>(p, btr, ts + 16 * (tid >> 4), te, hoff);
-    const int hf = tid >> 6;
+    const int hf = tid / (PM_THREADS / 2);
     const uint8_t* src = pm_half<FMT>(p, btr, ts + 16 * hf, te, hoff);
     if (src)
-      for (int u = tid & 63; u < F::SLOT; u += 64) oct_copy_g2s16(dst + 16 * F::SLOT * hf + 16 * u, src + 16 * u);
+      for (int u = tid % (PM_THREADS / 2); u < F::SLOT; u += PM_THREADS / 2)
+        oct_copy_g2s16(dst + 16 * F::SLOT * hf + 16 * u, src + 16 * u);
     return;
   }
-  const int tk = tid >> 2, part = tid & 3;
+  enum { PARTS = PM_THREADS / PM_TOK };  // threads per token
+  const int tk = tid / PARTS, part = tid % PARTS;
   const int64_t tg = ts + tk;
   const uint8_t* src = nullptr;
   if (tg < te) {
@@ -112,7 +123,7 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
   }
   if (part == 0) sm.u.pre.ok[buf][tk] = src != nullptr;
   if (src)
-    for (int u = part; u < F::SU; u += 4) oct_copy_g2s<F::UB>(dst + tk * F::ROW + u * F::UB, src + u * F::UB);
+    for (int u = part; u < F::SU; u += PARTS) oct_copy_g2s<F::UB>(dst + tk * F::ROW + u * F::UB, src + u * F::UB);
 }
 
 // Two tokens' biased codebook bytes, 4 dims each (a, b), as fp16 pairs (token a low, token b
@@ -126,17 +137,17 @@ OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
 }
 
 // Decodes raw buffer buf (32 tokens) into the K bytes, V pairs and scales. Thread: token pair tp
-// (tokens 2tp, 2tp + 1), group dg: V lanes 4dg..4dg + 3 (32 dims) and K block dg / 2, lane groups
-// 2(dg & 1), 2(dg & 1) + 1.
+// (tokens 2tp, 2tp + 1), group dg (of PM_DG): V lanes l = (32 / PM_DG)·dg .. (32 lanes, 8 dims
+// each) and K units u = (16 / PM_DG)·dg .. (16 units: block u / 4, lane group u % 4).
 template <int FMT>
 OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
   typedef SlotCopy<FMT> F;
+  enum { KU = 16 / PM_DG, VL = 32 / PM_DG };
   const int tp = tid & 15, dg = tid >> 4;
   const uint8_t* ra = sm.u.pre.raw[buf] + 2 * tp * F::ROW;
   const uint8_t* rb = ra + F::ROW;
-  const int b = dg >> 1;
-  OCT_UNROLL for (int tt = 0; tt < 2; tt++) {
-    const int t = 2 * (dg & 1) + tt;
+  OCT_UNROLL for (int tt = 0; tt < KU; tt++) {
+    const int b = (KU * dg + tt) >> 2, t = (KU * dg + tt) & 3;
     uint32_t wa[4], wb[4];
     dec_kwords<FMT, false>(ra, b, t, wa);
     dec_kwords<FMT, false>(rb, b, t, wb);
@@ -147,8 +158,8 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
       *(OctU2*)(sm.u.pre.k[2 * tp + 1] + (2 * b + j2) * 32 + 8 * t) = xb;
     }
   }
-  OCT_UNROLL for (int m = 0; m < 4; m++) {
-    const int l = 4 * dg + m;
+  OCT_UNROLL for (int m = 0; m < VL; m++) {
+    const int l = VL * dg + m;
     uint32_t a0, a1, b0, b1, pr[8];
     dec_vbytes<FMT>(ra, l, a0, a1);
     dec_vbytes<FMT>(rb, l, b0, b1);
@@ -163,38 +174,42 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int tk = 2 * tp + c;
       const bool ok = sm.u.pre.ok[buf][tk];
-      sm.u.pre.okd[tk] = ok;  // ok[buf] is rewritten by the next tile's copies while this tile is computed
+      sm.u.pre.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] is rewritten by the next tile's copies meanwhile
       const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
-      OCT_UNROLL for (int bb = 0; bb < 4; bb++) sm.u.pre.ks[bb][tk] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
-      sm.u.pre.vs[tk] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]) : 0.0f;
+      OCT_UNROLL for (int bb = 0; bb < 4; bb++) sm.u.pre.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
+      // The V scale times 64 (exact): P' = fp16(p · vs · 64) in one product (the same value as the
+      // two products: scaling by 2^6 commutes with the rounding, and a product small enough to
+      // tell them apart is 0 as fp16).
+      sm.u.pre.vs[tk] = ok ? oct_mul_rn(oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]), 64.0f) : 0.0f;
     }
   }
 }
 
 // Stages chunk tokens us..us+31 (those at or below umax) of KV head h, rows qstart + u of k and v.
-// Thread: token pair tp, dims 32dg..32dg + 31.
+// Thread: token pair tp, dims D·dg .. D·dg + D − 1 (D = 256 / PM_DG).
 OCT_DEV void pm_stage_chunk(const OctPrefillParams& p, PmSmem& sm, int64_t qstart, int64_t us, int64_t umax, int h,
                             int tid) {
+  enum { D = 256 / PM_DG };
   const int tp = tid & 15, dg = tid >> 4;
-  uint32_t kv[2][2][16];  // [token][k, v][dim pair]
+  uint32_t kv[2][2][D / 2];  // [token][k, v][dim pair]
   OCT_UNROLL for (int c = 0; c < 2; c++) {
     const int64_t u = us + 2 * tp + c;
     const bool in = u <= umax;
     const int64_t row = qstart + u;
-    OCT_UNROLL for (int i = 0; i < 4; i++) {
+    OCT_UNROLL for (int i = 0; i < D / 8; i++) {
       uint32_t kr[4] = {0, 0, 0, 0}, vr[4] = {0, 0, 0, 0};
       if (in) {
-        oct_load8_raw(p.k + row * p.k_st + (int64_t)h * p.k_sh + 32 * dg + 8 * i, kr);
-        oct_load8_raw(p.v + row * p.v_st + (int64_t)h * p.v_sh + 32 * dg + 8 * i, vr);
+        oct_load8_raw(p.k + row * p.k_st + (int64_t)h * p.k_sh + D * dg + 8 * i, kr);
+        oct_load8_raw(p.v + row * p.v_st + (int64_t)h * p.v_sh + D * dg + 8 * i, vr);
       }
       OCT_UNROLL for (int j = 0; j < 4; j++) kv[c][0][4 * i + j] = kr[j], kv[c][1][4 * i + j] = vr[j];
     }
   }
   OCT_UNROLL for (int c = 0; c < 2; c++)
-    OCT_UNROLL for (int j = 0; j < 16; j++) sm.u.chk.k[2 * tp + c][16 * dg + j] = kv[c][0][j];
-  OCT_UNROLL for (int j = 0; j < 16; j++) {
-    sm.u.chk.v[32 * dg + 2 * j][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x5410u);
-    sm.u.chk.v[32 * dg + 2 * j + 1][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x7632u);
+    OCT_UNROLL for (int j = 0; j < D / 2; j++) sm.u.chk.k[2 * tp + c][(D / 2) * dg + j] = kv[c][0][j];
+  OCT_UNROLL for (int j = 0; j < D / 2; j++) {
+    sm.u.chk.v[D * dg + 2 * j][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x5410u);
+    sm.u.chk.v[D * dg + 2 * j + 1][tp] = oct_perm8n(kv[0][1][j], kv[1][1][j], 0x7632u);
   }
 }
 
@@ -207,7 +222,7 @@ struct PmRows {
 
 // One online-softmax step over a tile of 4 column tiles whose scores s[n][e] (row g + 8(e >> 1),
 // token 8n + 2t + (e & 1); -inf: masked) are given; returns the P·V A operands of the tile's two
-// 16-token k-steps and alpha of each row. PHASE 1: P' = fp16(fp32(p · vs[token]) · 64).
+// 16-token k-steps and alpha of each row. PHASE 1: P' = fp16(p · vs[token]), vs the V scale · 64.
 template <int PHASE>
 OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& R, OctMmaA16 (&pa)[2], float (&alpha)[2]) {
   const float ninf = -oct_inf();
@@ -219,10 +234,10 @@ OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& 
     mx = oct_fmax(mx, oct_shfl_xor<2>(mx));
     const float mn = oct_fmax(R.m[r], mx);
     float al = 1.0f, sum = 0.0f;
-    if (mn != ninf) al = oct_exp2(R.m[r] - mn);
+    if (mn != ninf) al = oct_exp2_ftz(R.m[r] - mn);
     OCT_UNROLL for (int n = 0; n < 4; n++)
       OCT_UNROLL for (int c = 0; c < 2; c++) {
-        const float x = mn != ninf ? oct_exp2(s[n][2 * r + c] - mn) : 0.0f;
+        const float x = mn != ninf ? oct_exp2_ftz(s[n][2 * r + c] - mn) : 0.0f;
         pv[n][2 * r + c] = x;
         sum = oct_add_rn(sum, x);
       }
@@ -237,7 +252,7 @@ OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& 
     OCT_UNROLL for (int e = 0; e < 4; e++) {
       const float x = pv[n][e];
       // A masked token (p = 0) is exactly 0, whatever its V scale.
-      h[n][e] = PHASE == 1 ? (x == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(x, vs[8 * n + 2 * t + (e & 1)]), 64.0f)))
+      h[n][e] = PHASE == 1 ? (x == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(x, vs[8 * n + 2 * t + (e & 1)])))
                            : oct_f32_to_f16(x);
     }
   // A of m16n8k16: r0 row g, tokens 2t, 2t + 1; r1 row g + 8; r2, r3 the same 8 tokens further.
@@ -250,19 +265,25 @@ OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& 
 }
 
 // o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
+// The B operands are four 32-bit loads per 8-dim column tile. (One ldmatrix.x4 per tile loads the
+// same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
+// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
+// docs/measurements.md, tenth session.)
 OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
-                   int g, int t) {
+                   int lane) {
   if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
     OCT_UNROLL for (int n = 0; n < 32; n++) {
       o[n].r[0] = oct_mul_rn(o[n].r[0], alpha[0]), o[n].r[1] = oct_mul_rn(o[n].r[1], alpha[0]);
       o[n].r[2] = oct_mul_rn(o[n].r[2], alpha[1]), o[n].r[3] = oct_mul_rn(o[n].r[3], alpha[1]);
     }
   }
+  const int g = lane >> 2, t = lane & 3;
   OCT_UNROLL for (int n = 0; n < 32; n++) {
     const uint32_t* vr = v[8 * n + g];
+    const uint32_t r[4] = {vr[t], vr[4 + t], vr[8 + t], vr[12 + t]};  // k-step 0: r0, r1; k-step 1: r2, r3
     OCT_UNROLL for (int k = 0; k < 2; k++) {
       OctMmaB16 b;
-      b.r[0] = vr[8 * k + t], b.r[1] = vr[8 * k + 4 + t];
+      b.r[0] = r[2 * k], b.r[1] = r[2 * k + 1];
       o[n] = oct_mma_m16n8k16_f32_f16(pa[k], b, o[n]);
     }
   }
@@ -282,21 +303,18 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     sm.seq[tid] = row < p.rows ? oct_row_seq(p.cu_seqlens, p.num_seqs, row) : -1;
   }
   oct_sync();
-  uint64_t remaining = 0;
-  for (int j = 0; j < PM_M; j++)
-    if (sm.seq[j] >= 0) remaining |= 1ull << j;
   const bool contig = p.c_st == DecFmt<FMT>::SLOT && p.block_size % 16 == 0 && (p.c_sb & 15) == 0 &&
                       (p.c_sh & 15) == 0 && ((uintptr_t)p.cache & 15) == 0;
 
-  while (remaining) {
-    int first = 0;
-    while (!((remaining >> first) & 1)) first++;
+  // Pair i's row is pair0 + i / G and rows are grouped by sequence, so each row set is a range
+  // of pairs [first, end); pairs of rows in no sequence (seq -1: before the first sequence's
+  // rows, past the last) are skipped.
+  for (int first = 0, end; first < PM_M; first = end) {
     const int s = sm.seq[first];
-    uint64_t set = 0;
-    int last = 0;
-    for (int j = first; j < PM_M; j++)
-      if (((remaining >> j) & 1) && sm.seq[j] == s) set |= 1ull << j, last = sm.row[j];
-    remaining &= ~set;
+    end = first + 1;
+    while (end < PM_M && sm.seq[end] == s) end++;
+    if (s < 0) continue;
+    const int last = sm.row[end - 1];
     const int64_t qstart = p.cu_seqlens[s], qlen = (int64_t)p.cu_seqlens[s + 1] - qstart;
     int64_t ctx = (int64_t)p.seq_lens[s] - qlen;
     ctx = ctx < 0 ? 0 : ctx > p.kv_max ? p.kv_max : ctx;
@@ -305,7 +323,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     PmRows R;
     OCT_UNROLL for (int r = 0; r < 2; r++) {
       const int m = 16 * w + g + 8 * r;
-      R.in[r] = (set >> m) & 1;
+      R.in[r] = m >= first && m < end;
       R.pos[r] = sm.row[m] - qstart;
       R.m[r] = ninf, R.l[r] = 0.0f;
     }
@@ -316,7 +334,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     oct_sync();  // the previous set's shared memory is read
     OCT_NOUNROLL for (int m = 0; m < 16; m++) {
       const int pm = 16 * w + m;
-      const bool in = (set >> pm) & 1;
+      const bool in = pm >= first && pm < end;
       uint32_t raw[4] = {0, 0, 0, 0};
       if (in) {
         const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
@@ -347,8 +365,9 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     if (ntp > 0) pm_issue<FMT>(p, sm, 0, btr, 0, ctx, h, contig, tid);
     oct_async_commit();
     oct_sync();  // the query fragments are written
-    float qsr[2];
-    OCT_UNROLL for (int r = 0; r < 2; r++) qsr[r] = sm.qs[16 * w + g + 8 * r];
+    // Each row's score factor: query scale · sm_scale·log2(e), then · 1/64 (exact).
+    float qc[2];
+    OCT_UNROLL for (int r = 0; r < 2; r++) qc[r] = oct_mul_rn(oct_mul_rn(sm.qs[16 * w + g + 8 * r], csc), 0.015625f);
     for (int64_t jt = 0; jt < ntp; jt++) {
       const int buf = (int)(jt & 1);
       if (jt + 1 < ntp) pm_issue<FMT>(p, sm, buf ^ 1, btr, PM_TOK * (jt + 1), ctx, h, contig, tid);
@@ -358,8 +377,9 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       pm_decode<FMT>(sm, buf, tid);
       oct_sync();
 
-      // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale, summed in
-      // block order. (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
+      // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale and added
+      // in block order (one fused multiply-add per block after the first), times the row's factor.
+      // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
       float sc[4][4];
       OCT_UNROLL for (int b = 0; b < 4; b++) {
         OctMmaI32 acc[4];
@@ -378,24 +398,26 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
           }
         }
         OCT_UNROLL for (int n = 0; n < 4; n++) {
-          const float k0 = sm.u.pre.ks[b][8 * n + 2 * t];
-          const float k1 = OCT_MUTANT(OCT_MUT_PREFILL_MMA_KSCALE_TOKEN) ? k0 : sm.u.pre.ks[b][8 * n + 2 * t + 1];
+          const PmPair kp = sm.u.pre.ks[b][4 * n + t];  // tokens 8n + 2t, 8n + 2t + 1
+          const float k0 = kp.v[0], k1 = OCT_MUTANT(OCT_MUT_PREFILL_MMA_KSCALE_TOKEN) ? k0 : kp.v[1];
           OCT_UNROLL for (int e = 0; e < 4; e++) {
-            const float x = oct_mul_rn((float)acc[n].r[e], (e & 1) ? k1 : k0);
-            sc[n][e] = b == 0 ? x : oct_add_rn(sc[n][e], x);
+            const float x = (float)acc[n].r[e], k = (e & 1) ? k1 : k0;
+            sc[n][e] = b == 0 ? oct_mul_rn(x, k) : oct_fma(x, k, sc[n][e]);
           }
         }
       }
-      OCT_UNROLL for (int n = 0; n < 4; n++)
+      OCT_UNROLL for (int n = 0; n < 4; n++) {
+        const PmPair okp = sm.u.pre.okd[4 * n + t];
         OCT_UNROLL for (int e = 0; e < 4; e++) {
           const int r = e >> 1;
-          const bool ok = R.in[r] && sm.u.pre.okd[8 * n + 2 * t + (e & 1)];
-          sc[n][e] = ok ? oct_mul_rn(oct_mul_rn(oct_mul_rn(sc[n][e], qsr[r]), csc), 0.015625f) : ninf;
+          const bool ok = R.in[r] && okp.v[e & 1] != 0.0f;
+          sc[n][e] = ok ? oct_mul_rn(sc[n][e], qc[r]) : ninf;
         }
+      }
       OctMmaA16 pa[2];
       float alpha[2];
       pm_softmax<1>(sc, sm.u.pre.vs, t, R, pa, alpha);
-      pm_pv(o, pa, alpha, sm.u.pre.v, g, t);
+      pm_pv(o, pa, alpha, sm.u.pre.v, lane);
     }
     oct_async_wait<0>();
     // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
@@ -409,7 +431,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     OCT_NOUNROLL for (int m = 0; m < 16; m++) {
       const int pm = 16 * w + m;
       uint32_t raw[4] = {0, 0, 0, 0};
-      if ((set >> pm) & 1) {
+      if (pm >= first && pm < end) {
         const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
         oct_load8_raw(p.q + (int64_t)sm.row[pm] * p.q_st + hq * p.q_sh + 8 * lane, raw);
       }
@@ -454,7 +476,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       OctMmaA16 pa[2];
       float alpha[2];
       pm_softmax<2>(sc, nullptr, t, R, pa, alpha);
-      pm_pv(o, pa, alpha, sm.u.chk.v, g, t);
+      pm_pv(o, pa, alpha, sm.u.chk.v, lane);
     }
 
     // out = o / l for the pairs of the set (dims 8n + 2t, 8n + 2t + 1 of rows g, g + 8).
@@ -488,9 +510,10 @@ OCT_DEV void pm_kernel(const OctPrefillParams& p) {
 #define OCT_PM_BODY(fmt) (void)p;
 #endif
 
-// One kernel per format (the layout is a compile-time constant), 2 workgroups per SM.
+// One kernel per format (the layout is a compile-time constant), one workgroup of 8 warps per SM
+// (255 registers each).
 #define OCT_PM_KERNEL(name, fmt) \
-  OCT_KERNEL_OCC(OCT_THREADS, 2) void name(OctPrefillParams p) { OCT_PM_BODY(fmt) }
+  OCT_KERNEL_OCC(PM_THREADS, 8 / PM_WARPS) void name(OctPrefillParams p) { OCT_PM_BODY(fmt) }
 OCT_PM_KERNEL(octave_prefill_mma_k3v4_kernel, 4)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3_kernel, 3)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3c_kernel, 19)
@@ -502,13 +525,13 @@ static hipError_t pm_launch(void (*kern)(OctPrefillParams), const OctPrefillPara
   const int bytes = (int)sizeof(PmSmem);
   const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return e;
-  kern<<<dim3((unsigned)tiles, (unsigned)p.hkv), dim3(OCT_THREADS), bytes, 0>>>(p);
+  kern<<<dim3((unsigned)tiles, (unsigned)p.hkv), dim3(PM_THREADS), bytes, 0>>>(p);
   return oct_launch_status();
 }
 #define OCT_PM_LAUNCH(name) return pm_launch(name, p, tiles)
 #else
 #define OCT_PM_LAUNCH(name) \
-  OCT_LAUNCH(name, tiles, p.hkv, 1, OCT_THREADS, p); \
+  OCT_LAUNCH(name, tiles, p.hkv, 1, PM_THREADS, p); \
   return oct_launch_status()
 #endif
 hipError_t oct_launch_prefill_mma(const OctPrefillParams& p) {

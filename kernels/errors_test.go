@@ -273,10 +273,11 @@ func TestPrefillErrors(t *testing.T) {
 			cases = append(cases, errCase[kernels.PrefillArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.PrefillArgs) { a.Tier = tr }})
 		}
 		if tier.Tier == kernels.TierMMA {
-			// 2^22 rows × G 65535 make more workgroups of 64 (row, head) pairs than a grid holds:
-			// refused before anything is read (the buffers are far smaller than the counts say).
+			// 2^23 rows × G 65535 make more workgroups of 64 or 128 (row, head) pairs (4 or 8 warps)
+			// than a grid holds: refused before anything is read (the buffers are far smaller than
+			// the counts say).
 			cases = append(cases, errCase[kernels.PrefillArgs]{"grid", kernels.ErrInvalidArgument, "grid too large", func(a *kernels.PrefillArgs) {
-				a.NumTokens, a.NumQHeads, a.NumKVHeads = 1<<22, 65535, 1
+				a.NumTokens, a.NumQHeads, a.NumKVHeads = 1<<23, 65535, 1
 			}})
 		}
 		for _, c := range cases {
