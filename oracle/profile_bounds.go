@@ -2,7 +2,10 @@ package oracle
 
 import (
 	"math"
+	"slices"
 	"sort"
+
+	"github.com/octant-kv/octant/internal/par"
 )
 
 // Error bounds of the numeric profiles (docs/bounds.md has the same derivation with examples).
@@ -205,32 +208,35 @@ func (r *profRows) eval(model, bound [][]float64) {
 		}
 	}
 	// Pass B: the model output (rotated), A and A^γ (per rotated dim), in one sweep over the values.
+	// A long row's tokens are swept in chunks on their own goroutines (sweepTokens).
 	Ag, A0 := make([][]float64, nh), make([][]float64, nh)
 	for h := range Ag {
 		Ag[h], A0[h] = make([]float64, d), make([]float64, d)
 	}
-	for t := 0; t < n; t++ {
-		v := r.value(t)[:d]
-		for h := range hs {
-			st := &hs[h]
-			a, aup, ga := st.a[t], st.aup[t], st.gam[t]
-			y, ag, a0 := model[h][:d], Ag[h][:d], A0[h][:d]
-			if a == 0 {
+	sweepTokens(n, d, slices.Concat(model, Ag, A0), func(lo, hi int, acc [][]float64) {
+		for t := lo; t < hi; t++ {
+			v := r.value(t)[:d]
+			for h := range hs {
+				st := &hs[h]
+				a, aup, ga := st.a[t], st.aup[t], st.gam[t]
+				y, ag, a0 := acc[h][:d], acc[nh+h][:d], acc[2*nh+h][:d]
+				if a == 0 {
+					for j, x := range v {
+						u := aup * math.Abs(x)
+						a0[j] += u
+						ag[j] += ga * u
+					}
+					continue
+				}
 				for j, x := range v {
+					y[j] += a * x
 					u := aup * math.Abs(x)
 					a0[j] += u
 					ag[j] += ga * u
 				}
-				continue
-			}
-			for j, x := range v {
-				y[j] += a * x
-				u := aup * math.Abs(x)
-				a0[j] += u
-				ag[j] += ga * u
 			}
 		}
-	}
+	})
 	for h := range hs {
 		if r.unrot != nil {
 			r.unrot(model[h])
@@ -244,23 +250,25 @@ func (r *profRows) eval(model, bound [][]float64) {
 	if valueOut == nil {
 		valueOut = r.value
 	}
-	for t := 0; t < n; t++ {
-		vo := valueOut(t)[:d]
-		for h := range hs {
-			st := &hs[h]
-			a, w, rho, nu := st.a[t], st.w[t], st.rho[t], st.nu[t]
-			m, ew := model[h][:d], bound[h][:d]
-			if nu == 0 {
-				for j, x := range vo {
-					ew[j] += rho * math.Abs(a*x-w*m[j])
-				}
-			} else {
-				for j, x := range vo {
-					ew[j] += rho*math.Abs(a*x-w*m[j]) + nu*math.Abs(x)
+	sweepTokens(n, d, bound, func(lo, hi int, acc [][]float64) {
+		for t := lo; t < hi; t++ {
+			vo := valueOut(t)[:d]
+			for h := range hs {
+				st := &hs[h]
+				a, w, rho, nu := st.a[t], st.w[t], st.rho[t], st.nu[t]
+				m, ew := model[h][:d], acc[h][:d]
+				if nu == 0 {
+					for j, x := range vo {
+						ew[j] += rho * math.Abs(a*x-w*m[j])
+					}
+				} else {
+					for j, x := range vo {
+						ew[j] += rho*math.Abs(a*x-w*m[j]) + nu*math.Abs(x)
+					}
 				}
 			}
 		}
-	}
+	})
 	// Assemble.
 	for h := range hs {
 		st := &hs[h]
@@ -318,6 +326,42 @@ func (r *profRows) eval(model, bound [][]float64) {
 			b[j] = e + pr.uOut*(m+e) + pr.absOut
 			if math.IsNaN(b[j]) || math.IsNaN(model[h][j]) || math.IsInf(model[h][j], 0) {
 				b[j] = math.Inf(1)
+			}
+		}
+	}
+}
+
+// evalChunk is the number of tokens per chunk of a long row's sweeps (sweepTokens): a shorter row
+// is cheap (milliseconds) and a call's rows already run one per core, while at long context
+// (2^16..2^17 tokens) one row is the whole call's critical path.
+var evalChunk = 4096 // a variable for TestSweepTokens
+
+// sweepTokens runs sweep over the tokens [0, n), which adds each token's terms into acc (arrays of
+// d, one per array of dst). A row of at most evalChunk tokens is swept once, straight into dst. A
+// longer row is swept in chunks of evalChunk tokens on up to GOMAXPROCS goroutines, each into zeroed
+// arrays of its own, and dst then receives the chunks' sums in chunk order: the result depends on
+// n alone, never on the schedule or the number of processors (each sum is Σ over chunks, in order,
+// of the chunk's sum in token order, instead of one sum in token order; both are float64 sums of
+// the same terms).
+func sweepTokens(n, d int, dst [][]float64, sweep func(lo, hi int, acc [][]float64)) {
+	nc := (n + evalChunk - 1) / evalChunk
+	if nc <= 1 {
+		sweep(0, n, dst)
+		return
+	}
+	parts := make([][][]float64, nc)
+	par.Jobs(nc, func() struct{} { return struct{}{} }, func(_ struct{}, c int) {
+		acc := make([][]float64, len(dst))
+		for i := range acc {
+			acc[i] = make([]float64, d)
+		}
+		sweep(c*evalChunk, min(n, (c+1)*evalChunk), acc)
+		parts[c] = acc
+	})
+	for _, acc := range parts {
+		for i, x := range dst {
+			for j := range x[:d] {
+				x[j] += acc[i][j]
 			}
 		}
 	}

@@ -150,11 +150,19 @@ func (sc *profScorer) kappaOf(vs float64) float64 {
 func (sc *profScorer) rows(qs []profQuery, ps *profSlots, entries []int32, prec attPrec) *profRows {
 	n, nh := len(entries), len(qs)
 	r := newProfRows(ps.d, n, nh, prec)
-	for t, e := range entries {
-		for k := range qs {
-			r.s[k][t], r.ds[k][t] = sc.scoreEntry(ps, int(e), &qs[k])
+	score := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			e := entries[t]
+			for k := range qs {
+				r.s[k][t], r.ds[k][t] = sc.scoreEntry(ps, int(e), &qs[k])
+			}
+			r.kappa[t] = sc.kappaOf(ps.vs[e])
 		}
-		r.kappa[t] = sc.kappaOf(ps.vs[e])
+	}
+	if n <= evalChunk {
+		score(0, n)
+	} else {
+		par.Chunks(n, score) // a long row (sweepTokens): each token's scores on their own
 	}
 	r.value = func(t int) []float64 { return ps.value(int(entries[t])) }
 	r.valueOut = func(t int) []float64 { return ps.valueOut(int(entries[t])) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"testing"
 )
@@ -142,5 +143,40 @@ func TestDecodeProfilesShareSlots(t *testing.T) {
 	}
 	if _, err := DecodeProfiles([]Profile{ProfileDot4Int8Q, ProfilePrefillChunkF16}, attBuild(rng, attProfileShape(K3V4, []int{5})).in, ProfileOptions{}); err == nil {
 		t.Error("DecodeProfiles with a profile that does not read the cache: no error")
+	}
+}
+
+// TestSweepTokens: a long row's model and bound (tokens swept in chunks on several goroutines,
+// sweepTokens) are the same bits on one processor as on all of them, and within float64 rounding
+// of one sweep in token order (a millionth of the bound).
+func TestSweepTokens(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	in := attBuild(rng, attProfileShape(K3V4, []int{3000, 9000})).in
+	ps := []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q}
+	run := func() []*ProfileResult {
+		r, err := DecodeProfiles(ps, in, ProfileOptions{Out: DtypeF16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	chunks := run()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := run()
+	defer func(c int) { evalChunk = c }(evalChunk)
+	evalChunk = math.MaxInt
+	whole := run()
+	for k, p := range ps {
+		for j := range whole[k].Model {
+			c, o, w := chunks[k], one[k], whole[k]
+			if math.Float64bits(c.Model[j]) != math.Float64bits(o.Model[j]) || math.Float64bits(c.Bound[j]) != math.Float64bits(o.Bound[j]) {
+				t.Fatalf("%s element %d: model %v bound %v on every processor, %v %v on one", p, j, c.Model[j], c.Bound[j], o.Model[j], o.Bound[j])
+			}
+			// float64 rounding of sums of n terms: about n·2^-53 of Σ|terms|, which the bound (fp32
+			// arithmetic: at least 2^-24 of it) exceeds by orders of magnitude.
+			if math.Abs(c.Model[j]-w.Model[j]) > 1e-6*w.Bound[j] || math.Abs(c.Bound[j]-w.Bound[j]) > 1e-12*w.Bound[j] {
+				t.Errorf("%s element %d: model %v bound %v in chunks, %v %v in one sweep: more than float64 rounding apart", p, j, c.Model[j], c.Bound[j], w.Model[j], w.Bound[j])
+			}
+		}
 	}
 }
