@@ -46,6 +46,7 @@ func TestGPUDecode(t *testing.T) {
 	rapid.Check(t, Counted(PropNameGPUDecode+" (batches)", PropGPUDecodeBatch))
 	t.Logf("time: %v", harness.DecodeTiming)
 	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Lib.CallTimes()))
+	t.Logf("the slowest batches' slowest cases (build and judge wall):%s", slowBatches)
 }
 
 // callTimes is the time per op between two kernels.Lib.CallTimes, largest first.
