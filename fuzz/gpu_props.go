@@ -102,28 +102,31 @@ func checkRecipe(t *rapid.T, name string, l *harness.Lib, c Recipe) {
 
 // judged is a recipe's call and its verdicts, or why its call could not be built.
 type judged struct {
-	call harness.Call
-	vs   []harness.Verdict
-	err  error
+	call  harness.Call
+	vs    []harness.Verdict
+	err   error
+	build time.Duration // the call's build (the rest of its wall is the judges')
 }
 
 // judgeRecipe builds c's call and judges it on every implementation in l. It touches no
 // rapid.T, so several may run at once (PropGPUDecodeBatch).
 func judgeRecipe(l *harness.Lib, c Recipe) judged {
+	t0 := time.Now()
 	call, err := c.Call()
+	build := time.Since(t0)
 	if err != nil {
-		return judged{err: err}
+		return judged{err: err, build: build}
 	}
 	d, decode := call.(*harness.DecodeCall)
 	if decode {
 		d.SkipContract = true // a property fails only on Fail verdicts: exact attention only for a failure's message
 	}
-	t0 := time.Now()
+	t1 := time.Now()
 	vs := harness.CheckAll(l, call)
 	if decode {
-		harness.DecodeTiming.Add("judge", t0)
+		harness.DecodeTiming.Add("judge", t1)
 	}
-	return judged{call: call, vs: vs}
+	return judged{call: call, vs: vs, build: build}
 }
 
 // report fails t for a call that could not be built or a failing verdict, recording c as a
@@ -205,7 +208,7 @@ func PropGPUDecodeBatch(t *rapid.T) {
 	// batches; times the batch size per case, it is the batches' critical path).
 	slow := slices.Index(walls, slices.Max(walls))
 	harness.DecodeTiming.AddDuration("slowest", walls[slow])
-	slowBatches.add(walls[slow], cs[slow])
+	slowBatches.add(walls[slow], out[slow].build, cs[slow])
 	for i, j := range out {
 		j.report(t, PropNameGPUDecode, l, cs[i])
 	}

@@ -24,14 +24,14 @@ type slowest struct {
 	cases []slowCase
 }
 
-func (s *slowest) add(wall time.Duration, c *GPUDecodeCase) {
+func (s *slowest) add(wall, build time.Duration, c *GPUDecodeCase) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.cases) == s.keep && wall <= s.cases[len(s.cases)-1].wall {
 		return
 	}
 	sp := c.Spec
-	d := slowCase{wall, fmt.Sprintf("%s, %d requests, longest %d tokens", c.Path(), len(sp.Batch.Requests), sp.Batch.MaxSeq())}
+	d := slowCase{wall, fmt.Sprintf("%s, %d requests, longest %d tokens (build %v)", c.Path(), len(sp.Batch.Requests), sp.Batch.MaxSeq(), build.Round(time.Millisecond))}
 	i, _ := slices.BinarySearchFunc(s.cases, wall, func(x slowCase, w time.Duration) int { return int(w - x.wall) })
 	s.cases = slices.Insert(s.cases, i, d)
 	if len(s.cases) > s.keep {

@@ -9,7 +9,7 @@ import (
 func TestSlowestKeeps(t *testing.T) {
 	s := &slowest{keep: 3}
 	for i, w := range []int{5, 1, 9, 3, 7, 9, 2} {
-		s.add(time.Duration(w)*time.Millisecond, &GPUDecodeCase{Spec: &DecodeSpec{Batch: Batch{Requests: []Request{{1, i + 1}}}}})
+		s.add(time.Duration(w)*time.Millisecond, 0, &GPUDecodeCase{Spec: &DecodeSpec{Batch: Batch{Requests: []Request{{1, i + 1}}}}})
 	}
 	var got []time.Duration
 	for _, c := range s.cases {
