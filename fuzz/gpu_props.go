@@ -3,11 +3,6 @@ package fuzz
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/octant-kv/octant/harness"
@@ -109,7 +104,7 @@ type judged struct {
 }
 
 // judgeRecipe builds c's call and judges it on every implementation in l. It touches no
-// rapid.T, so several may run at once (PropGPUDecodeBatch).
+// rapid.T, so several may run at once (decodePipeline).
 func judgeRecipe(l *harness.Lib, c Recipe) judged {
 	t0 := time.Now()
 	call, err := c.Call()
@@ -156,63 +151,6 @@ func gpuProp[C any, P interface {
 
 // PropGPUDecode: a decode call (GPUDecodeCases(GPUDecodeOptions)) passes on every decode tier.
 func PropGPUDecode(t *rapid.T) { gpuProp(PropNameGPUDecode, GPUDecodeCases(GPUDecodeOptions))(t) }
-
-// DecodeBatchEnv names the environment variable that sets how many decode cases one check of
-// PropGPUDecodeBatch draws and judges at once (default DecodeBatch; 1: one at a time).
-const DecodeBatchEnv = "OCTANT_DECODE_BATCH"
-
-// DecodeBatch is PropGPUDecodeBatch's default number of cases per check.
-const DecodeBatch = 8
-
-// decodeBatch is the batch size $OCTANT_DECODE_BATCH asks for (1..64), else DecodeBatch.
-func decodeBatch() (int, error) {
-	v := os.Getenv(DecodeBatchEnv)
-	if v == "" {
-		return DecodeBatch, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 64 {
-		return 0, fmt.Errorf("%s=%q: expected a number of cases per check in 1..64", DecodeBatchEnv, v)
-	}
-	return n, nil
-}
-
-// PropGPUDecodeBatch: every one of a batch of decode calls (GPUDecodeCases(GPUDecodeOptions),
-// $OCTANT_DECODE_BATCH of them) passes on every decode tier. The batch is drawn first, then its
-// calls are built and judged concurrently: one case at a time leaves most of the host's cores idle
-// (a case's cache build and float64 models use a few; the device runs are serialised by the
-// library anyway). A failing case fails the check with its own reproducer; rapid then shrinks the
-// batch, the failing case with it. TestGPUDecode runs it; FuzzDecode keeps one case per input (its
-// seeds and corpus mean one case each).
-func PropGPUDecodeBatch(t *rapid.T) {
-	n, err := decodeBatch()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := propLib(t)
-	t0 := time.Now()
-	cs := rapid.SliceOfN(GPUDecodeCases(GPUDecodeOptions), n, n).Draw(t, "cases")
-	harness.DecodeTiming.Add("draw", t0)
-	out := make([]judged, len(cs))
-	walls := make([]time.Duration, len(cs))
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Go(func() {
-			start := time.Now()
-			out[i] = judgeRecipe(l, c)
-			walls[i] = time.Since(start)
-		})
-	}
-	wg.Wait()
-	// The batch waits for its slowest case: its build and judge wall ("slowest", summed over the
-	// batches; times the batch size per case, it is the batches' critical path).
-	slow := slices.Index(walls, slices.Max(walls))
-	harness.DecodeTiming.AddDuration("slowest", walls[slow])
-	slowBatches.add(walls[slow], out[slow].build, cs[slow])
-	for i, j := range out {
-		j.report(t, PropNameGPUDecode, l, cs[i])
-	}
-}
 
 // PropGPUStore: a store call (GPUStoreCases) passes on the library.
 func PropGPUStore(t *rapid.T) { gpuProp(PropNameGPUStore, GPUStoreCases())(t) }

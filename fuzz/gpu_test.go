@@ -37,16 +37,59 @@ func TestGPURotate(t *testing.T) {
 	rapid.Check(t, Counted(PropNameGPURotate, PropGPURotate))
 }
 
-// TestGPUDecode judges batches of decode cases (PropGPUDecodeBatch: $OCTANT_DECODE_BATCH cases per
-// check, 8 by default, built and judged concurrently): -rapid.checks=125 is 1000 cases.
+// TestGPUDecode judges -rapid.checks decode cases (GPUDecodeCases(GPUDecodeOptions)) on every
+// decode tier, $OCTANT_DECODE_WORKERS of them (one per processor) at once (pipeline.go: rapid draws, a pool of
+// workers builds and judges). A failing case is then judged again under rapid.Check alone from the
+// seed rapid drew it with (subtest "recheck"), so rapid shrinks it and reports it as usual.
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
 	l, _ := harness.Env()
+	workers, err := decodeWorkers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := rapidBaseSeed()
 	before := l.Lib.CallTimes()
-	rapid.Check(t, Counted(PropNameGPUDecode+" (batches)", PropGPUDecodeBatch))
+	start := time.Now()
+	p := newDecodePipeline(l, workers)
+	err = withRapidFlags(map[string]string{"seed": fmt.Sprint(base)}, func() {
+		rapid.Check(t, Counted(PropNameGPUDecode, func(rt *rapid.T) {
+			p.submit(GPUDecodeCases(GPUDecodeOptions).Draw(rt, "case"))
+		}))
+	})
+	fails := p.wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(start)
+	t.Logf("%d cases judged in %v (%.0f/s), %d at once; -rapid.seed=%d", p.n, wall.Round(time.Millisecond), float64(p.n)/wall.Seconds(), workers, base)
 	t.Logf("time: %v", harness.DecodeTiming)
 	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Lib.CallTimes()))
-	t.Logf("the slowest batches' slowest cases (build and judge wall):%s", slowBatches)
+	t.Logf("the slowest cases (build and judge wall):%s", slowCases)
+	if len(fails) == 0 {
+		return
+	}
+	f := fails[0]
+	seed := rapidCheckSeed(base, f.index)
+	t.Errorf("%d of %d cases failed; the first (case %d, rapid seed %d) is judged again under rapid alone, which shrinks it", len(fails), p.n, f.index, seed)
+	checks := "1"
+	if testing.Short() {
+		checks = "5" // rapid runs a fifth of -rapid.checks under -short
+	}
+	passed := true
+	if err := withRapidFlags(map[string]string{"seed": fmt.Sprint(seed), "checks": checks}, func() {
+		passed = t.Run("recheck", func(t *testing.T) { rapid.Check(t, PropGPUDecode) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if passed {
+		ferr := f.j.err
+		if ferr == nil {
+			ferr = harness.FirstFailure(f.j.vs)
+		}
+		path, werr := recordFailure(PropNameGPUDecode, f.c, ferr, l)
+		t.Fatalf("%s\n(judged again from rapid seed %d the case passed, so rapid did not shrink it: rapid's order of seeds may have changed, see TestRapidCheckSeed)", failureMessage(PropNameGPUDecode, ferr, path, werr, l), seed)
+	}
 }
 
 // callTimes is the time per op between two kernels.Lib.CallTimes, largest first.
@@ -168,19 +211,50 @@ func TestMustNotMatterReduce(t *testing.T) {
 	rapid.Check(t, Counted(PropNameMNMReduce, PropMustNotMatterReduce))
 }
 
-// TestDecodeBatchEnv: $OCTANT_DECODE_BATCH sets the batch of PropGPUDecodeBatch; anything but a
-// number in 1..64 is an error that says what was expected.
-func TestDecodeBatchEnv(t *testing.T) {
-	for v, want := range map[string]int{"": DecodeBatch, "1": 1, "64": 64} {
-		t.Setenv(DecodeBatchEnv, v)
-		if n, err := decodeBatch(); err != nil || n != want {
-			t.Errorf("%s=%q: %d, %v; want %d", DecodeBatchEnv, v, n, err, want)
+// TestDecodeWorkersEnv: $OCTANT_DECODE_WORKERS sets how many cases TestGPUDecode judges at once;
+// anything but a number in 1..64 is an error that says what was expected.
+func TestDecodeWorkersEnv(t *testing.T) {
+	for v, want := range map[string]int{"": DefaultDecodeWorkers(), "1": 1, "64": 64} {
+		t.Setenv(DecodeWorkersEnv, v)
+		if n, err := decodeWorkers(); err != nil || n != want {
+			t.Errorf("%s=%q: %d, %v; want %d", DecodeWorkersEnv, v, n, err, want)
 		}
 	}
 	for _, v := range []string{"0", "65", "eight", "-2"} {
-		t.Setenv(DecodeBatchEnv, v)
-		if _, err := decodeBatch(); err == nil || !strings.Contains(err.Error(), "expected a number of cases per check in 1..64") {
-			t.Errorf("%s=%q: %v", DecodeBatchEnv, v, err)
+		t.Setenv(DecodeWorkersEnv, v)
+		if _, err := decodeWorkers(); err == nil || !strings.Contains(err.Error(), "expected a number of cases judged at once in 1..64") {
+			t.Errorf("%s=%q: %v", DecodeWorkersEnv, v, err)
+		}
+	}
+}
+
+// TestRapidCheckSeed: rapidCheckSeed(base, i) is the seed rapid draws check i of a run with, so
+// that rapid alone started from it draws the same case (what TestGPUDecode's recheck relies on).
+func TestRapidCheckSeed(t *testing.T) {
+	const base, n = 12345, 20
+	draw := func(rt *rapid.T) uint64 { return rapid.Uint64().Draw(rt, "x") }
+	var run []uint64
+	if err := withRapidFlags(map[string]string{"seed": fmt.Sprint(base), "checks": fmt.Sprint(5 * n)}, func() {
+		t.Run("run", func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) { run = append(run, draw(rt)) })
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(run) < n/5 {
+		t.Fatalf("rapid ran %d checks, expected at least %d", len(run), n/5)
+	}
+	for i, want := range run {
+		var got []uint64
+		if err := withRapidFlags(map[string]string{"seed": fmt.Sprint(rapidCheckSeed(base, i)), "checks": "5"}, func() {
+			t.Run("alone", func(t *testing.T) {
+				rapid.Check(t, func(rt *rapid.T) { got = append(got, draw(rt)) })
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || got[0] != want {
+			t.Fatalf("check %d of a run from seed %d drew %#x; rapid alone from rapidCheckSeed = %d drew %v", i, base, want, rapidCheckSeed(base, i), got)
 		}
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// slowBatches keeps the slowest cases of PropGPUDecodeBatch's batches (each batch waits for its
-// slowest case), so that a throughput run shows which cases set its pace (TestGPUDecode logs them).
-var slowBatches = &slowest{keep: 5}
+// slowCases keeps TestGPUDecode's slowest cases (build and judge wall), so that a throughput run
+// shows which cases set its pace (TestGPUDecode logs them).
+var slowCases = &slowest{keep: 5}
 
 type slowCase struct {
 	wall time.Duration

@@ -82,9 +82,6 @@ if [ ! -f "$lib" ] || [ "${REBUILD:-0}" = 1 ]; then
 fi
 sha256sum "$lib" | tee -a "$log"
 
-# TestGPUDecode judges batches of OCTANT_DECODE_BATCH (default 8) cases per rapid check: the
-# scripts ask for cases and pass cases / batch checks.
-batch=${OCTANT_DECODE_BATCH:-8}
 # Shared by the judge and native phases: the decode throughput (TestGPUDecode, DECODE_CHECKS
 # cases, seeds 11 and 12), the grid log's counts, and the fuzz seed corpora and regression corpus
 # on the library followed by FUZZTIME (default $1) of each GPU fuzz target, in fuzz/.
@@ -92,8 +89,8 @@ decode_throughput() {
   for sd in 11 12; do
     step "TestGPUDecode, ${DECODE_CHECKS:-1000} cases, seed $sd"
     OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v \
-      -rapid.checks=$(( ${DECODE_CHECKS:-1000} / batch )) -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
-    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
+      -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=$sd > "$work/tp-$sd.log" 2>&1 || status=1
+    grep -E 'rapid\]|judged in|time:|FAIL|panic' "$work/tp-$sd.log" | head -6 | tee -a "$log"
   done
 }
 grid_summary() {
@@ -189,12 +186,12 @@ throughput)
     step "TestGPU$t, $n cases"
     OCTANT_LIB=$lib OCTANT_REGRESSIONS=$work/regressions ./bin/fuzz-plain.test -test.run "^TestGPU$t\$" -test.count=1 -test.v \
       -rapid.checks=$n > "$work/tp-$t.log" 2>&1 || status=1
-    grep -E 'rapid\]|time:|FAIL|panic' "$work/tp-$t.log" | head -8 | tee -a "$log"
+    grep -E 'rapid\]|judged in|time:|FAIL|panic' "$work/tp-$t.log" | head -8 | tee -a "$log"
   done
   for p in 1 4 16; do
     step "TestGPUDecode at GOMAXPROCS $p, 300 cases"
-    GOMAXPROCS=$p OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 300 / batch )) -rapid.seed=11 2>&1 \
-      | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
+    GOMAXPROCS=$p OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=300 -rapid.seed=11 2>&1 \
+      | grep -E 'rapid\]|judged in|time:|FAIL' | tee -a "$log"
     step "TestOracleDecode (host only) at GOMAXPROCS $p, 300 cases"
     GOMAXPROCS=$p ./bin/fuzz-plain.test -test.run '^TestOracleDecode$' -test.count=1 -test.v -rapid.checks=300 -rapid.seed=11 2>&1 \
       | grep -E 'rapid\]|FAIL' | tee -a "$log"
@@ -292,12 +289,12 @@ racecheck)
 final)
   for s in 11 12; do
     step "TestGPUDecode, 1000 cases, seed $s"
-    OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 1000 / batch )) -rapid.seed=$s 2>&1 \
-      | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
+    OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=$s 2>&1 \
+      | grep -E 'rapid\]|judged in|time:|FAIL' | tee -a "$log"
   done
   step "TestGPUDecode, 1000 cases, seed 11, GOGC=400"
-  GOGC=400 OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=$(( 1000 / batch )) -rapid.seed=11 2>&1 \
-    | grep -E 'rapid\]|time:|FAIL' | tee -a "$log"
+  GOGC=400 OCTANT_LIB=$lib ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=1000 -rapid.seed=11 2>&1 \
+    | grep -E 'rapid\]|judged in|time:|FAIL' | tee -a "$log"
   PHASE=mutate MUT_TIMEOUT=${MUT_TIMEOUT:-420} WORK=$work "$0" "$out" &
   mpid=$!
   for tool in memcheck racecheck; do

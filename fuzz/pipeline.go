@@ -1,0 +1,140 @@
+package fuzz
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/octant-kv/octant/harness"
+)
+
+// TestGPUDecode's pipeline. rapid.Check draws one decode case per check and hands it to a pool
+// of workers that build and judge it (judgeRecipe), so that rapid draws the next case at once and
+// several cases are judged together: a slow case (a 2^17-token request builds its cache for half
+// a second, mostly from one stream of draws) delays no other, as it did when each check judged a
+// batch and waited for the batch's slowest. The property itself never fails: a failing case is
+// judged again afterwards under rapid.Check alone (PropGPUDecode), from the seed rapid drew it
+// with, so that rapid shrinks it and reports it as usual.
+
+// DecodeWorkersEnv names the environment variable that sets how many decode cases TestGPUDecode
+// judges at once (default DefaultDecodeWorkers; 1: one at a time).
+const DecodeWorkersEnv = "OCTANT_DECODE_WORKERS"
+
+// DefaultDecodeWorkers is TestGPUDecode's default number of cases judged at once: one per
+// processor (GOMAXPROCS, at most 64). On the H200 host's 16, 1000 cases took 3.55-3.58 s with 16
+// workers and 3.78-4.29 s with 8 (docs/fuzz.md).
+func DefaultDecodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 64) }
+
+// decodeWorkers is the number $OCTANT_DECODE_WORKERS asks for (1..64), else DefaultDecodeWorkers.
+func decodeWorkers() (int, error) {
+	v := os.Getenv(DecodeWorkersEnv)
+	if v == "" {
+		return DefaultDecodeWorkers(), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 64 {
+		return 0, fmt.Errorf("%s=%q: expected a number of cases judged at once in 1..64", DecodeWorkersEnv, v)
+	}
+	return n, nil
+}
+
+// pipeFailure is a case of the pipeline that failed: its index in rapid's order, and its verdict.
+type pipeFailure struct {
+	index int
+	c     *GPUDecodeCase
+	j     judged
+}
+
+// decodePipeline judges decode cases on a pool of workers, at most 2·workers built at once.
+type decodePipeline struct {
+	jobs  chan pipeJob
+	wg    sync.WaitGroup
+	n     int // cases submitted
+	mu    sync.Mutex
+	fails []pipeFailure
+}
+
+type pipeJob struct {
+	index int
+	c     *GPUDecodeCase
+}
+
+func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
+	p := &decodePipeline{jobs: make(chan pipeJob, workers)}
+	for range workers {
+		p.wg.Go(func() {
+			for job := range p.jobs {
+				start := time.Now()
+				j := judgeRecipe(l, job.c)
+				slowCases.add(time.Since(start), j.build, job.c)
+				if j.err != nil || harness.FirstFailure(j.vs) != nil {
+					p.mu.Lock()
+					p.fails = append(p.fails, pipeFailure{job.index, job.c, j})
+					p.mu.Unlock()
+				}
+			}
+		})
+	}
+	return p
+}
+
+// submit queues c, waiting while every worker is busy and the queue is full. Not concurrent.
+func (p *decodePipeline) submit(c *GPUDecodeCase) {
+	p.jobs <- pipeJob{p.n, c}
+	p.n++
+}
+
+// wait waits for every case and returns the failures in submission order.
+func (p *decodePipeline) wait() []pipeFailure {
+	close(p.jobs)
+	p.wg.Wait()
+	slices.SortFunc(p.fails, func(a, b pipeFailure) int { return a.index - b.index })
+	return p.fails
+}
+
+// rapidCheckSeed is the seed rapid v1 draws check i of a run with: it starts at the base seed
+// (-rapid.seed) and adds the number of checks so far before each one (base + i(i+1)/2 when every
+// check is valid, as the pipeline's always are). TestRapidCheckSeed pins it against rapid itself;
+// if a rapid version changes it, the failing case is still reported with its own reproducer, only
+// not shrunk (TestGPUDecode says so).
+func rapidCheckSeed(base uint64, i int) uint64 { return base + uint64(i)*uint64(i+1)/2 }
+
+// withRapidFlags runs f with rapid's flags set to the given values (name without "rapid."), and
+// restores them afterwards.
+func withRapidFlags(set map[string]string, f func()) error {
+	old := map[string]string{}
+	for k, v := range set {
+		fl := flag.Lookup("rapid." + k)
+		if fl == nil {
+			return fmt.Errorf("rapid has no flag -rapid.%s", k)
+		}
+		old[k] = fl.Value.String()
+		if err := fl.Value.Set(v); err != nil {
+			return fmt.Errorf("-rapid.%s=%s: %w", k, v, err)
+		}
+	}
+	defer func() {
+		for k, v := range old {
+			_ = flag.Lookup("rapid." + k).Value.Set(v)
+		}
+	}()
+	f()
+	return nil
+}
+
+// rapidBaseSeed is -rapid.seed, or (0: rapid would pick one at random) a random seed of this
+// process, which the caller sets into the flag so that every check's seed is known.
+func rapidBaseSeed() uint64 {
+	if fl := flag.Lookup("rapid.seed"); fl != nil {
+		if s, err := strconv.ParseUint(fl.Value.String(), 10, 64); err == nil && s != 0 {
+			return s
+		}
+	}
+	return rand.Uint64() | 1
+}
