@@ -26,6 +26,8 @@ bin/octant:
 # (or brought up to date) first: cmd/octant's conform test runs on it.
 test: fmt-check vet sums isa hip emu
 	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
+	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
+	$(GOTEST) -race -count=1 -run 'TestSweepTokens' ./oracle/
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 	@# A static certificate is never certified: nothing ran (exit 1; gfx1100 misses no kernel since
 	@# its wmma prefill exists); the static ISA checks themselves ran in `make isa`. Exit 2 (an

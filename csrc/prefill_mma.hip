@@ -53,6 +53,8 @@ enum {
   PM_HROW = 132,       // words per token row of the chunk's k: 128 dim pairs, + 4 (banks)
   PM_RAW = PM_TOK * 248,  // bytes of one staged tile of raw slots (the largest slot)
 };
+// The decode and chunk staging split a token pair's work among PM_DG thread groups evenly.
+static_assert(PM_DG <= 16 && 16 % PM_DG == 0 && PM_THREADS % PM_TOK == 0, "PM_WARPS: 2, 4 or 8");
 
 struct alignas(8) PmPair {  // two consecutive tokens' values
   float v[2];

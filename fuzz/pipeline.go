@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -51,7 +52,8 @@ type pipeFailure struct {
 	j     judged
 }
 
-// decodePipeline judges decode cases on a pool of workers, at most 2·workers built at once.
+// decodePipeline judges decode cases on a pool of workers: at most workers cases are built and
+// judged at once, and about as many more drawn cases wait in the queue.
 type decodePipeline struct {
 	jobs  chan pipeJob
 	wg    sync.WaitGroup
@@ -71,7 +73,7 @@ func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
 		p.wg.Go(func() {
 			for job := range p.jobs {
 				start := time.Now()
-				j := judgeRecipe(l, job.c)
+				j := judgeSafely(l, job.c)
 				slowCases.add(time.Since(start), j.build, job.c)
 				if j.err != nil || harness.FirstFailure(j.vs) != nil {
 					p.mu.Lock()
@@ -82,6 +84,25 @@ func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
 		})
 	}
 	return p
+}
+
+// judgeSafely is judgeRecipe with a panic (of the harness or the oracle: the judges turn their own
+// into verdicts) returned as the case's error instead of ending the test binary.
+func judgeSafely(l *harness.Lib, c *GPUDecodeCase) (j judged) {
+	defer func() {
+		if r := recover(); r != nil {
+			j = judged{err: fmt.Errorf("panic while building or judging the case: %v\n%s", r, debug.Stack())}
+		}
+	}()
+	return judgeRecipe(l, c)
+}
+
+// failure is why the case failed.
+func (f pipeFailure) failure() error {
+	if f.j.err != nil {
+		return f.j.err
+	}
+	return harness.FirstFailure(f.j.vs)
 }
 
 // submit queues c, waiting while every worker is busy and the queue is full. Not concurrent.
@@ -109,6 +130,11 @@ func rapidCheckSeed(base uint64, i int) uint64 { return base + uint64(i)*uint64(
 // restores them afterwards.
 func withRapidFlags(set map[string]string, f func()) error {
 	old := map[string]string{}
+	defer func() {
+		for k, v := range old {
+			_ = flag.Lookup("rapid." + k).Value.Set(v)
+		}
+	}()
 	for k, v := range set {
 		fl := flag.Lookup("rapid." + k)
 		if fl == nil {
@@ -119,11 +145,6 @@ func withRapidFlags(set map[string]string, f func()) error {
 			return fmt.Errorf("-rapid.%s=%s: %w", k, v, err)
 		}
 	}
-	defer func() {
-		for k, v := range old {
-			_ = flag.Lookup("rapid." + k).Value.Set(v)
-		}
-	}()
 	f()
 	return nil
 }

@@ -115,8 +115,8 @@ type profRows struct {
 	d, n     int
 	s, ds    [][]float64           // [head][token]: model score (log2 units) and its error bound
 	kappa    []float64             // [token]: P' scale κ_t, 0 when P is not rounded
-	value    func(t int) []float64 // rotated value of token t (read-only)
-	valueOut func(t int) []float64 // token t's value in the output space, H·value(t) (read-only); nil: value
+	value    func(t int) []float64 // rotated value of token t (read-only; called from several goroutines at once)
+	valueOut func(t int) []float64 // token t's value in the output space, H·value(t) (the same); nil: value
 	unrot    func(x []float64)     // rotated → output space in place (the model output); nil: output stays rotated
 	rotBlock int                   // block of unrot (ignored when unrot is nil)
 	depth    int                   // declared accumulation depth (ProfileOptions.Depth), 0: order-free

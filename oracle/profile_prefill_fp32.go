@@ -63,7 +63,15 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 				copy(pk[t*d:], dec.k)
 				copy(pv[t*d:], dec.v)
 			}
-			kv, vbuf := make([]float64, d), make([]float64, d)
+			// The chunk's V as float64, once: r.value is called from several goroutines at once for
+			// a long row (sweepTokens), so it returns read-only slices.
+			cv := make([]float64, (hi-lo)*d)
+			for u := lo; u < hi; u++ {
+				for j, x := range in.V[(u*hkv+h)*d:][:d] {
+					cv[(u-lo)*d+j] = float64(x)
+				}
+			}
+			kv := make([]float64, d)
 			for i := lo; i < hi; i++ {
 				n := np + (i - lo + 1)
 				r := &profRows{d: d, n: n, s: make([][]float64, G), ds: make([][]float64, G), kappa: make([]float64, n), prec: prec, depth: opt.Depth}
@@ -104,10 +112,7 @@ func prefillFP32Profile(prefix, chunk Profile, in *PrefillInput, opt ProfileOpti
 					if t < np {
 						return pv[t*d : (t+1)*d]
 					}
-					for j, x := range in.V[((lo+t-np)*hkv+h)*d:][:d] {
-						vbuf[j] = float64(x)
-					}
-					return vbuf
+					return cv[(t-np)*d : (t-np+1)*d]
 				}
 				model, bound := make([][]float64, G), make([][]float64, G)
 				for k := 0; k < G; k++ {

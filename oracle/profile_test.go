@@ -148,34 +148,61 @@ func TestDecodeProfilesShareSlots(t *testing.T) {
 
 // TestSweepTokens: a long row's model and bound (tokens swept in chunks on several goroutines,
 // sweepTokens) are the same bits on one processor as on all of them, and within float64 rounding
-// of one sweep in token order (a millionth of the bound).
+// of one sweep in token order (a millionth of the bound): decode rows of 3000 and 9000 tokens, and
+// prefill rows (both prefill profile kinds) whose prefix and chunk tokens cross chunk boundaries
+// (evalChunk lowered to 64). Run it with -race too: the rows' value functions are called from
+// several goroutines at once.
 func TestSweepTokens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	in := attBuild(rng, attProfileShape(K3V4, []int{3000, 9000})).in
-	ps := []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q}
-	run := func() []*ProfileResult {
-		r, err := DecodeProfiles(ps, in, ProfileOptions{Out: DtypeF16})
+	dec := attBuild(rng, attProfileShape(K3V4, []int{3000, 9000})).in
+	pre := attPrefillCase(rng, K3V4, 1, 2, []int{40, 30}, []int{100, 61}, 1)
+	for _, c := range []struct {
+		name  string
+		chunk int
+		run   func() ([]*ProfileResult, error)
+	}{
+		{"decode", evalChunk, func() ([]*ProfileResult, error) {
+			return DecodeProfiles([]Profile{ProfileDot4Int8Q, ProfileWMMAF16Q}, dec, ProfileOptions{Out: DtypeF16})
+		}},
+		{"prefill-fp32", 64, func() ([]*ProfileResult, error) {
+			r, err := PrefillProfile(ProfilePrefillFP32, ProfilePrefillFP32, pre, ProfileOptions{Out: DtypeF16})
+			return []*ProfileResult{r}, err
+		}},
+		{"prefill-int8row+chunk-f16", 64, func() ([]*ProfileResult, error) {
+			r, err := PrefillProfile(ProfilePrefillInt8Row, ProfilePrefillChunkF16, pre, ProfileOptions{Out: DtypeF16})
+			return []*ProfileResult{r}, err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkSweepTokens(t, c.chunk, c.run) })
+	}
+}
+
+func checkSweepTokens(t *testing.T, chunk int, run func() ([]*ProfileResult, error)) {
+	defer func(c int) { evalChunk = c }(evalChunk)
+	get := func() []*ProfileResult {
+		r, err := run()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	chunks := run()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	one := run()
-	defer func(c int) { evalChunk = c }(evalChunk)
+	evalChunk = chunk
+	chunks := get()
+	procs := runtime.GOMAXPROCS(1)
+	one := get()
+	runtime.GOMAXPROCS(procs)
 	evalChunk = math.MaxInt
-	whole := run()
-	for k, p := range ps {
-		for j := range whole[k].Model {
-			c, o, w := chunks[k], one[k], whole[k]
+	whole := get()
+	for k := range whole {
+		c, o, w := chunks[k], one[k], whole[k]
+		for j := range w.Model {
 			if math.Float64bits(c.Model[j]) != math.Float64bits(o.Model[j]) || math.Float64bits(c.Bound[j]) != math.Float64bits(o.Bound[j]) {
-				t.Fatalf("%s element %d: model %v bound %v on every processor, %v %v on one", p, j, c.Model[j], c.Bound[j], o.Model[j], o.Bound[j])
+				t.Fatalf("result %d element %d: model %v bound %v on every processor, %v %v on one", k, j, c.Model[j], c.Bound[j], o.Model[j], o.Bound[j])
 			}
 			// float64 rounding of sums of n terms: about n·2^-53 of Σ|terms|, which the bound (fp32
 			// arithmetic: at least 2^-24 of it) exceeds by orders of magnitude.
 			if math.Abs(c.Model[j]-w.Model[j]) > 1e-6*w.Bound[j] || math.Abs(c.Bound[j]-w.Bound[j]) > 1e-12*w.Bound[j] {
-				t.Errorf("%s element %d: model %v bound %v in chunks, %v %v in one sweep: more than float64 rounding apart", p, j, c.Model[j], c.Bound[j], w.Model[j], w.Bound[j])
+				t.Errorf("result %d element %d: model %v bound %v in chunks, %v %v in one sweep: more than float64 rounding apart", k, j, c.Model[j], c.Bound[j], w.Model[j], w.Bound[j])
 			}
 		}
 	}

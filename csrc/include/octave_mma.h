@@ -107,7 +107,8 @@ OCT_DEV OctSmemAddr oct_smem_addr(const void* p) { return oct_smem_u32(p); }
 OCT_DEV void oct_ldsm_x4(OctSmemAddr row, uint32_t r[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(row));
+               : "r"(row)
+               : "memory");
 }
 OCT_DEV OctMmaF32 oct_mma_m16n8k16_f32_f16(const OctMmaA16& a, const OctMmaB16& b, const OctMmaF32& c) {
   OctMmaF32 d;
