@@ -27,7 +27,8 @@ bin/octant:
 test: fmt-check vet sums isa hip emu
 	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
-	$(GOTEST) -race -count=1 -run 'TestSweepTokens' ./oracle/
+	@# (it needs cgo; the C++ compiler `make emu` uses is there)
+	CGO_ENABLED=1 $(GOTEST) -race -count=1 -run 'TestSweepTokens' ./oracle/
 	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
 	@# A static certificate is never certified: nothing ran (exit 1; gfx1100 misses no kernel since
 	@# its wmma prefill exists); the static ISA checks themselves ran in `make isa`. Exit 2 (an
