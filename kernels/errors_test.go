@@ -273,7 +273,7 @@ func TestPrefillErrors(t *testing.T) {
 			cases = append(cases, errCase[kernels.PrefillArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.PrefillArgs) { a.Tier = tr }})
 		}
 		if tier.Tier == kernels.TierMMA {
-			// 2^23 rows × G 65535 make more workgroups of 64 or 128 (row, head) pairs (4 or 8 warps)
+			// 2^23 rows × G 65535 make more workgroups of 128 (row, head) pairs (OCT_PM_PAIRS)
 			// than a grid holds: refused before anything is read (the buffers are far smaller than
 			// the counts say).
 			cases = append(cases, errCase[kernels.PrefillArgs]{"grid", kernels.ErrInvalidArgument, "grid too large", func(a *kernels.PrefillArgs) {
