@@ -69,19 +69,13 @@ OCT_DEV OctMmaB16 dm_ld64(const uint16_t* p) {
   return x;
 }
 
-// Biased codebook word w (bytes b0..b3) as two fp16 operand registers: lo = (c0, c1), hi = (c2, c3).
-OCT_DEV void dm_h4(uint32_t w, uint32_t& lo, uint32_t& hi) {
-  lo = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4140u));
-  hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
-}
-
 // The A-operand halves of K block b for lane group t (wmma-f16q): k-step j of the block uses
 // lo[j] (columns 2t, 2t + 1) and hi[j] (columns 2t + 8, 2t + 9), word j of dm_kwords as fp16.
 template <int FMT>
 OCT_DEV void dm_kfrag(const uint8_t* row, int b, int t, uint32_t lo[4], uint32_t hi[4]) {
   uint32_t w[4];
   dec_kwords<FMT, true>(row, b, t, w);
-  OCT_UNROLL for (int j = 0; j < 4; j++) dm_h4(w[j], lo[j], hi[j]);
+  OCT_UNROLL for (int j = 0; j < 4; j++) oct_h4_codes(w[j], lo[j], hi[j]);
 }
 
 // Writes the partial row of an empty query: o = 0, m = -inf, l = 0 (one warp, lane l dims 8l..8l+7).
@@ -358,13 +352,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
       dec_vbytes<FMT>(ru0 + 9 * F::ROW, 4 * g + m, wd[0], wd[1]);
       OCT_UNROLL for (int k = 0; k < 2; k++) {
         OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
-          const uint32_t sel = hb ? 0x7362u : 0x5140u;
-          const uint32_t pab = oct_perm8n(wa[k], wb[k], sel), pcd = oct_perm8n(wc[k], wd[k], sel);
           OctMmaA16 a;
-          a.r[0] = oct_h2_unbias(oct_perm8n(pab, 0x64646464u, 0x4140u));
-          a.r[1] = oct_h2_unbias(oct_perm8n(pab, 0x64646464u, 0x4342u));
-          a.r[2] = oct_h2_unbias(oct_perm8n(pcd, 0x64646464u, 0x4140u));
-          a.r[3] = oct_h2_unbias(oct_perm8n(pcd, 0x64646464u, 0x4342u));
+          oct_h4_codes(oct_pair_tokens(wa[k], wb[k], hb), a.r[0], a.r[1]);
+          oct_h4_codes(oct_pair_tokens(wc[k], wd[k], hb), a.r[2], a.r[3]);
           const int mt = 4 * m + 2 * k + hb;
           OCT_UNROLL for (int n = 0; n < NT; n++) o[mt][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], o[mt][n]);
         }

@@ -131,11 +131,7 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
 // Two tokens' biased codebook bytes, 4 dims each (a, b), as fp16 pairs (token a low, token b
 // high): dims 0..3 of the words' byte order.
 OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
-  OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
-    const uint32_t x = oct_perm8n(a, b, hb ? 0x7362u : 0x5140u);  // a.2h, b.2h, a.2h+1, b.2h+1
-    out[2 * hb] = oct_h2_unbias(oct_perm8n(x, 0x64646464u, 0x4140u));
-    out[2 * hb + 1] = oct_h2_unbias(oct_perm8n(x, 0x64646464u, 0x4342u));
-  }
+  OCT_UNROLL for (int hb = 0; hb < 2; hb++) oct_h4_codes(oct_pair_tokens(a, b, hb), out[2 * hb], out[2 * hb + 1]);
 }
 
 // Decodes raw buffer buf (32 tokens) into the K bytes, V pairs and scales. Thread: token pair tp

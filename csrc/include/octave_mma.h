@@ -98,6 +98,16 @@ OCT_DEV uint32_t oct_h2_unbias(uint32_t x) {
 }
 #endif
 
+// Biased codebook word w (bytes b0..b3) as two fp16 operand registers: lo = (c0, c1), hi = (c2, c3).
+OCT_DEV void oct_h4_codes(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  lo = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4140u));
+  hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
+}
+
+// Two tokens' codebook words a and b (4 dims each) interleaved by dim: half hb (0, 1) holds dims
+// 2hb and 2hb + 1 as (a, b, a, b) bytes, the layout of a P·V operand's token pairs.
+OCT_DEV uint32_t oct_pair_tokens(uint32_t a, uint32_t b, int hb) { return oct_perm8n(a, b, hb ? 0x7362u : 0x5140u); }
+
 #if defined(OCT_NV)
 // ---- NVIDIA: the instructions ------------------------------------------------------------------
 // A shared-memory address for ldmatrix: the shared window's 32-bit address (one conversion, then
