@@ -21,10 +21,8 @@ type Timing struct {
 func NewTiming() *Timing { return &Timing{phases: map[string]time.Duration{}} }
 
 // Add adds the time since since to phase.
-func (t *Timing) Add(phase string, since time.Time) { t.AddDuration(phase, time.Since(since)) }
-
-// AddDuration adds d to phase.
-func (t *Timing) AddDuration(phase string, d time.Duration) {
+func (t *Timing) Add(phase string, since time.Time) {
+	d := time.Since(since)
 	t.mu.Lock()
 	t.phases[phase] += d
 	t.mu.Unlock()
