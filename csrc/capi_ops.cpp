@@ -470,7 +470,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.c_sb = a.cache_stride_block, p.c_sh = a.cache_stride_head, p.c_st = a.cache_stride_token;
   p.kv_max = (int64_t)a.max_blocks * a.block_size;
   p.fmt = a.fmt, p.dtype = a.dtype, p.rows = a.num_tokens, p.num_seqs = a.num_seqs;
-  p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = a.num_q_heads / a.num_kv_heads;
+  p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = group;
   p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_prefill_wmma_kernel", oct_launch_prefill_wmma(p));
