@@ -10,9 +10,11 @@
 // share the KV head, and 128 / G rows, share every K/V tile the workgroup decodes). Pairs whose rows
 // belong to different sequences are processed one sequence at a time (a "row set": a range of
 // pairs); the others ride along masked. Per 32-token tile of the prefix, then of the chunk (tokens 0..the set's last row):
-//   1. staging (the whole workgroup): prefix — the raw slots of the next tile go to shared memory
-//      with cp.async (16-byte copies of each 16-token half when its slots are contiguous),
-//      while this tile's raw slots are decoded to the K codebook bytes (int8, in the order of
+//   1. staging (the whole workgroup): prefix — the raw slots of the tile after next go to shared
+//      memory with cp.async (16-byte copies of each 16-token half when its slots are contiguous),
+//      while the next tile's raw slots are decoded (one barrier per tile: each warp decodes its
+//      share of tile jt + 1, then multiplies tile jt, so the decoding and the tensor-core work
+//      overlap between barriers; two decoded tiles in shared memory) to the K codebook bytes (int8, in the order of
 //      dec_qpos, so that each lane's B operand is one 8-byte load), the V codebook values as fp16
 //      pairs of two tokens ([dim][token pair]: the P·V B operand), the K block scales and the V
 //      scale; a token past ctx or in a block with an id outside [0, num_blocks) is masked and never
@@ -60,6 +62,14 @@ struct alignas(8) PmPair {  // two consecutive tokens' values
   float v[2];
 };
 
+struct PmDec {  // one decoded prefix tile
+  alignas(16) uint8_t k[PM_TOK][PM_KROW];  // K codebook bytes: [token][k-step][lane group][8]
+  alignas(16) uint32_t v[256][PM_VROW];    // V codebook values: [dim][token pair], fp16 pairs
+  PmPair ks[4][PM_TOK / 2];                // K block scales: [block][token pair]
+  alignas(8) float vs[PM_TOK];             // V scale · 64
+  PmPair okd[PM_TOK / 2];                  // the token is attended (1.0) or not (0.0)
+};
+
 struct PmSmem {
   int seq[PM_M];    // each pair's sequence, -1 for none
   int row[PM_M];    // each pair's query row
@@ -68,12 +78,8 @@ struct PmSmem {
     struct {
       alignas(16) uint32_t qa[PM_WARPS][8][32][4];   // int8 query A fragments: [warp][k-step][lane]
       alignas(16) uint8_t raw[2][PM_RAW];            // raw slots: the tile being decoded, the next
-      alignas(16) uint8_t k[PM_TOK][PM_KROW];        // K codebook bytes: [token][k-step][lane group][8]
-      alignas(16) uint32_t v[256][PM_VROW];          // V codebook values: [dim][token pair], fp16 pairs
-      PmPair ks[4][PM_TOK / 2];                      // K block scales: [block][token pair]
-      alignas(8) float vs[PM_TOK];                   // V scale · 64
       int ok[2][PM_TOK];                             // per raw buffer: the token is attended
-      PmPair okd[PM_TOK / 2];                        // the same, of the decoded tile (1.0: attended)
+      PmDec dec[2];                                  // decoded tiles: the one multiplied, the next
     } pre;
     struct {
       alignas(16) uint32_t qa[PM_WARPS][16][32][4];   // fp16 query A fragments: [warp][k-step][lane]
@@ -134,11 +140,11 @@ OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
   OCT_UNROLL for (int hb = 0; hb < 2; hb++) oct_h4_codes(oct_pair_tokens(a, b, hb), out[2 * hb], out[2 * hb + 1]);
 }
 
-// Decodes raw buffer buf (32 tokens) into the K bytes, V pairs and scales. Thread: token pair tp
-// (tokens 2tp, 2tp + 1), group dg (of PM_DG): V lanes l = (32 / PM_DG)·dg .. (32 lanes, 8 dims
+// Decodes raw buffer buf (32 tokens) into d: the K bytes, V pairs and scales. Thread: token pair
+// tp (tokens 2tp, 2tp + 1), group dg (of PM_DG): V lanes l = (32 / PM_DG)·dg .. (32 lanes, 8 dims
 // each) and K units u = (16 / PM_DG)·dg .. (16 units: block u / 4, lane group u % 4).
 template <int FMT>
-OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
+OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
   typedef SlotCopy<FMT> F;
   enum { KU = 16 / PM_DG, VL = 32 / PM_DG };
   const int tp = tid & 15, dg = tid >> 4;
@@ -152,8 +158,8 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
     OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
       OctU2 xa, xb;
       xa.x = wa[2 * j2], xa.y = wa[2 * j2 + 1], xb.x = wb[2 * j2], xb.y = wb[2 * j2 + 1];
-      *(OctU2*)(sm.u.pre.k[2 * tp] + (2 * b + j2) * 32 + 8 * t) = xa;
-      *(OctU2*)(sm.u.pre.k[2 * tp + 1] + (2 * b + j2) * 32 + 8 * t) = xb;
+      *(OctU2*)(d.k[2 * tp] + (2 * b + j2) * 32 + 8 * t) = xa;
+      *(OctU2*)(d.k[2 * tp + 1] + (2 * b + j2) * 32 + 8 * t) = xb;
     }
   }
   OCT_UNROLL for (int m = 0; m < VL; m++) {
@@ -166,19 +172,19 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, int tid) {
     int run0, run1;
     dec_runs<FMT>(l, run0, run1);
     // Byte e of (a0, a1) is dim run0 + e/2 (e even) or run1 + e/2 (e odd) (dec_vbytes).
-    OCT_UNROLL for (int e = 0; e < 8; e++) sm.u.pre.v[((e & 1) ? run1 : run0) + (e >> 1)][tp] = pr[e];
+    OCT_UNROLL for (int e = 0; e < 8; e++) d.v[((e & 1) ? run1 : run0) + (e >> 1)][tp] = pr[e];
   }
   if (dg == 0) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int tk = 2 * tp + c;
       const bool ok = sm.u.pre.ok[buf][tk];
-      sm.u.pre.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] is rewritten by the next tile's copies meanwhile
+      d.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] is rewritten by the next tile's copies meanwhile
       const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
-      OCT_UNROLL for (int bb = 0; bb < 4; bb++) sm.u.pre.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
+      OCT_UNROLL for (int bb = 0; bb < 4; bb++) d.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
       // The V scale times 64 (exact): P' = fp16(p · vs · 64) in one product (the same value as the
       // two products: scaling by 2^6 commutes with the rounding, and a product small enough to
       // tell them apart is 0 as fp16).
-      sm.u.pre.vs[tk] = ok ? oct_mul_rn(oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]), 64.0f) : 0.0f;
+      d.vs[tk] = ok ? oct_mul_rn(oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]), 64.0f) : 0.0f;
     }
   }
 }
@@ -287,6 +293,54 @@ OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&a
   }
 }
 
+// One decoded prefix tile d against warp w's 16 pairs (lane (g, t)): scores, online softmax, P·V.
+OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[2], int w, int lane, PmRows& R,
+                            OctMmaF32 (&o)[32]) {
+  const int g = lane >> 2, t = lane & 3;
+  const float ninf = -oct_inf();
+  // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale and added
+  // in block order (one fused multiply-add per block after the first), times the row's factor.
+  // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
+  float sc[4][4];
+  OCT_UNROLL for (int b = 0; b < 4; b++) {
+    OctMmaI32 acc[4];
+    OCT_UNROLL for (int n = 0; n < 4; n++)
+      OCT_UNROLL for (int e = 0; e < 4; e++) acc[n].r[e] = 0;
+    OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
+      const int ks = 2 * b + j2;
+      const OctU4 qa = *(const OctU4*)sm.u.pre.qa[w][ks][lane];
+      OctMmaA8 a;
+      a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
+      OCT_UNROLL for (int n = 0; n < 4; n++) {
+        const OctU2 kb = *(const OctU2*)(d.k[8 * n + g] + ks * 32 + 8 * t);
+        OctMmaB8 bk;
+        bk.r[0] = kb.x, bk.r[1] = kb.y;
+        acc[n] = oct_mma_m16n8k32_s32_s8(a, bk, acc[n]);
+      }
+    }
+    OCT_UNROLL for (int n = 0; n < 4; n++) {
+      const PmPair kp = d.ks[b][4 * n + t];  // tokens 8n + 2t, 8n + 2t + 1
+      const float k0 = kp.v[0], k1 = OCT_MUTANT(OCT_MUT_PREFILL_MMA_KSCALE_TOKEN) ? k0 : kp.v[1];
+      OCT_UNROLL for (int e = 0; e < 4; e++) {
+        const float x = (float)acc[n].r[e], k = (e & 1) ? k1 : k0;
+        sc[n][e] = b == 0 ? oct_mul_rn(x, k) : oct_fma(x, k, sc[n][e]);
+      }
+    }
+  }
+  OCT_UNROLL for (int n = 0; n < 4; n++) {
+    const PmPair okp = d.okd[4 * n + t];
+    OCT_UNROLL for (int e = 0; e < 4; e++) {
+      const int r = e >> 1;
+      const bool ok = R.in[r] && okp.v[e & 1] != 0.0f;
+      sc[n][e] = ok ? oct_mul_rn(sc[n][e], qc[r]) : ninf;
+    }
+  }
+  OctMmaA16 pa[2];
+  float alpha[2];
+  pm_softmax<1>(sc, d.vs, t, R, pa, alpha);
+  pm_pv(o, pa, alpha, d.v, lane);
+}
+
 template <int FMT>
 OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
   const int tid = oct_tid(), lane = oct_lane(), w = oct_wave(), g = lane >> 2, t = lane & 3;
@@ -362,60 +416,27 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     const int64_t ntp = (ctx + PM_TOK - 1) / PM_TOK;
     if (ntp > 0) pm_issue<FMT>(p, sm, 0, btr, 0, ctx, h, contig, tid);
     oct_async_commit();
-    oct_sync();  // the query fragments are written
+    if (ntp > 1) pm_issue<FMT>(p, sm, 1, btr, PM_TOK, ctx, h, contig, tid);
+    oct_async_commit();
+    oct_async_wait<1>();  // tile 0's copies
+    oct_sync();           // (and the query fragments are written)
+    if (ntp > 0) pm_decode<FMT>(sm, 0, sm.u.pre.dec[0], tid);
     // Each row's score factor: query scale · sm_scale·log2(e), then · 1/64 (exact).
     float qc[2];
     OCT_UNROLL for (int r = 0; r < 2; r++) qc[r] = oct_mul_rn(oct_mul_rn(sm.qs[16 * w + g + 8 * r], csc), 0.015625f);
+    // Per tile one barrier: after it, tile jt is decoded (dec[jt & 1]), tile jt + 1's raw slots
+    // have landed, and every warp is done with tile jt − 1; then the copies of tile jt + 2 go into
+    // the raw buffer tile jt was decoded from, tile jt + 1 is decoded into the buffer tile jt − 1
+    // was multiplied from, and tile jt is multiplied — the decoding and the tensor-core work of
+    // the workgroup's warps overlap between barriers.
     for (int64_t jt = 0; jt < ntp; jt++) {
       const int buf = (int)(jt & 1);
-      if (jt + 1 < ntp) pm_issue<FMT>(p, sm, buf ^ 1, btr, PM_TOK * (jt + 1), ctx, h, contig, tid);
+      oct_async_wait<0>();  // tile jt + 1's copies (this thread's)
+      oct_sync();
+      if (jt + 2 < ntp) pm_issue<FMT>(p, sm, buf, btr, PM_TOK * (jt + 2), ctx, h, contig, tid);
       oct_async_commit();
-      oct_async_wait<1>();  // this tile's copies
-      oct_sync();
-      pm_decode<FMT>(sm, buf, tid);
-      oct_sync();
-
-      // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale and added
-      // in block order (one fused multiply-add per block after the first), times the row's factor.
-      // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
-      float sc[4][4];
-      OCT_UNROLL for (int b = 0; b < 4; b++) {
-        OctMmaI32 acc[4];
-        OCT_UNROLL for (int n = 0; n < 4; n++)
-          OCT_UNROLL for (int e = 0; e < 4; e++) acc[n].r[e] = 0;
-        OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
-          const int ks = 2 * b + j2;
-          const OctU4 qa = *(const OctU4*)sm.u.pre.qa[w][ks][lane];
-          OctMmaA8 a;
-          a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
-          OCT_UNROLL for (int n = 0; n < 4; n++) {
-            const OctU2 kb = *(const OctU2*)(sm.u.pre.k[8 * n + g] + ks * 32 + 8 * t);
-            OctMmaB8 bk;
-            bk.r[0] = kb.x, bk.r[1] = kb.y;
-            acc[n] = oct_mma_m16n8k32_s32_s8(a, bk, acc[n]);
-          }
-        }
-        OCT_UNROLL for (int n = 0; n < 4; n++) {
-          const PmPair kp = sm.u.pre.ks[b][4 * n + t];  // tokens 8n + 2t, 8n + 2t + 1
-          const float k0 = kp.v[0], k1 = OCT_MUTANT(OCT_MUT_PREFILL_MMA_KSCALE_TOKEN) ? k0 : kp.v[1];
-          OCT_UNROLL for (int e = 0; e < 4; e++) {
-            const float x = (float)acc[n].r[e], k = (e & 1) ? k1 : k0;
-            sc[n][e] = b == 0 ? oct_mul_rn(x, k) : oct_fma(x, k, sc[n][e]);
-          }
-        }
-      }
-      OCT_UNROLL for (int n = 0; n < 4; n++) {
-        const PmPair okp = sm.u.pre.okd[4 * n + t];
-        OCT_UNROLL for (int e = 0; e < 4; e++) {
-          const int r = e >> 1;
-          const bool ok = R.in[r] && okp.v[e & 1] != 0.0f;
-          sc[n][e] = ok ? oct_mul_rn(sc[n][e], qc[r]) : ninf;
-        }
-      }
-      OctMmaA16 pa[2];
-      float alpha[2];
-      pm_softmax<1>(sc, sm.u.pre.vs, t, R, pa, alpha);
-      pm_pv(o, pa, alpha, sm.u.pre.v, lane);
+      pm_tile_prefix(sm, sm.u.pre.dec[buf], qc, w, lane, R, o);
+      if (jt + 1 < ntp) pm_decode<FMT>(sm, buf ^ 1, sm.u.pre.dec[buf ^ 1], tid);
     }
     oct_async_wait<0>();
     // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
