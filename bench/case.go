@@ -86,6 +86,7 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 	need := cacheBytes + 2*int64(numQ)*rowBytes + 4*int64(c.NumBlocks) + 8*int64(numQ)
 	if s.Prefill {
 		need += 2 * int64(numQ*s.KVHeads*HeadSize*2) // the chunk's K and V
+		c.Splits = splits                            // octave_prefill's num_splits (0: the tier chooses)
 	} else {
 		c.QueryGroup = o.QueryGroup
 		if c.QueryGroup == 0 {
@@ -366,6 +367,7 @@ func setupPrefill(d *kernels.Device, c *Case, o Options, rng *rand.Rand) error {
 		CacheStrideBlock: int64(s.KVHeads * o.BlockSize * o.Fmt.SlotBytes()), CacheStrideHead: int64(o.BlockSize * o.Fmt.SlotBytes()),
 		CacheStrideToken: int64(o.Fmt.SlotBytes()), Fmt: int32(o.Fmt.ID), Dtype: kernels.F16, HeadSize: HeadSize, Tier: kernels.TierPortable,
 		NumTokens: int32(numQ), NumSeqs: int32(s.Reqs), NumQHeads: int32(hq), NumKVHeads: int32(s.KVHeads), NumBlocks: int32(c.NumBlocks),
-		BlockSize: int32(o.BlockSize), MaxBlocks: int32(c.MaxBlocks), MaxQueryLen: int32(s.QPerReq), SMScale: 1.0 / 16}
+		BlockSize: int32(o.BlockSize), MaxBlocks: int32(c.MaxBlocks), MaxQueryLen: int32(s.QPerReq), SMScale: 1.0 / 16,
+		NumSplits: int32(c.Splits)}
 	return nil
 }

@@ -33,9 +33,12 @@ func WriteTable(w io.Writer, rep *Report) {
 		if r.Fraction > 0 {
 			frac = fmt.Sprintf("%.1f", 100*r.Fraction)
 		}
-		splits, qg := "-", "-" // a prefill has neither
+		splits, qg := "-", "-" // a prefill has no query_group, and its splits only when asked for (auto: the tier's)
 		if r.Splits > 0 {
-			splits, qg = fmt.Sprint(r.Splits), fmt.Sprint(r.QueryGroup)
+			splits = fmt.Sprint(r.Splits)
+		}
+		if r.Splits > 0 && r.QueryGroup > 0 {
+			qg = fmt.Sprint(r.QueryGroup)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d/%d\t%s\t%s\t%d\t%.1f\t%.4f\t%.4f\t%.4f\t%s\t%s\t%s\t\n",
 			r.Spec, r.Tier, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, splits, qg, r.Calls, float64(r.Bytes)/1e6,

@@ -168,6 +168,12 @@ int32_t octave_close(octave_ctx* ctx) {
       st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipFree(%p, %llu bytes) failed: %s (%s, %d); the context was released",
                     a.first, (unsigned long long)a.second, hipGetErrorString(f), hipGetErrorName(f), (int)f);
   }
+  if (ctx->pm_ws) {
+    hipError_t f = hipFree(ctx->pm_ws);
+    if (f != hipSuccess && st == OCTAVE_OK)
+      st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipFree(prefill workspace %p, %llu bytes) failed: %s (%s, %d); the context was released",
+                    ctx->pm_ws, (unsigned long long)ctx->pm_ws_bytes, hipGetErrorString(f), hipGetErrorName(f), (int)f);
+  }
   delete ctx;
   return st;
 }

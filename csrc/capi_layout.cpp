@@ -70,7 +70,7 @@ OCT_AT(octave_prefill_args, num_tokens, 176);
 OCT_AT(octave_prefill_args, num_blocks, 192);
 OCT_AT(octave_prefill_args, max_query_len, 204);
 OCT_AT(octave_prefill_args, sm_scale, 208);
-OCT_AT(octave_prefill_args, reserved0, 212);
+OCT_AT(octave_prefill_args, num_splits, 212);
 
 static_assert(sizeof(octave_query_maps_args) == 48, "octave_query_maps_args size");
 OCT_AT(octave_query_maps_args, q_to_klen, 32);

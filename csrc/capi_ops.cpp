@@ -410,6 +410,44 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* in) {
                            a.num_q_heads, a.num_splits, pstride, a.v_signs);
 }
 
+// The mma prefill's prefix splits when the caller leaves them to the tier: none while the grid
+// (wgs workgroups, one per SM at a time) fills the sms SMs or the prefix bound kv_max is short;
+// else the count that makes the fewest waves of split work, S·wgs at most 4 waves and each split
+// at least 4096 tokens of kv_max (docs/kernels.md, "The mma tier: prefill").
+static int oct_pm_auto_splits(int64_t wgs, int sms, int64_t kv_max) {
+  if (sms <= 0 || wgs >= sms) return 1;
+  int best = 1;
+  double best_t = 1.0;  // time in units of one unsplit workgroup: ceil(waves) / S
+  for (int s = 2; s <= OCT_PM_MAX_SPLITS && s * wgs <= 4 * (int64_t)sms && (int64_t)s * 4096 <= kv_max; s++) {
+    const double t = (double)((s * wgs + sms - 1) / sms) / s;
+    if (t < best_t - 1e-9) best = s, best_t = t;
+  }
+  return best;
+}
+
+// Makes ctx's prefill workspace at least bytes long (ctx->pm_mu held). A failed allocation is an
+// error when the caller asked for the splits (required), else the call runs without them.
+static int oct_pm_workspace(octave_ctx* ctx, uint64_t bytes, const char* op, bool required) {
+  if (ctx->pm_ws_bytes >= bytes) return OCTAVE_OK;
+  if (ctx->pm_ws) {
+    const hipError_t f = hipFree(ctx->pm_ws);  // (waits for the device: no launch still reads it)
+    ctx->pm_ws = nullptr, ctx->pm_ws_bytes = 0;
+    if (f != hipSuccess)
+      return oct_fail(OCTAVE_ERR_RUNTIME, "%s: hipFree(prefill workspace) failed: %s (%s, %d)", op, hipGetErrorString(f),
+                      hipGetErrorName(f), (int)f);
+  }
+  void* w = nullptr;
+  const hipError_t e = hipMalloc(&w, (size_t)bytes);
+  if (e != hipSuccess) {
+    (void)hipGetLastError();  // not sticky: keep it from being reported against the next launch
+    if (!required) return OCTAVE_OK;
+    return oct_fail(OCTAVE_ERR_RUNTIME, "%s: the split workspace: hipMalloc(%llu bytes) failed: %s (%s)", op,
+                    (unsigned long long)bytes, hipGetErrorString(e), hipGetErrorName(e));
+  }
+  ctx->pm_ws = w, ctx->pm_ws_bytes = bytes;
+  return OCTAVE_OK;
+}
+
 int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   const char* op = "prefill";
   octave_prefill_args a;
@@ -419,7 +457,9 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
-  OCT_TRY(check_reserved(op, a.reserved0));
+  if (a.num_splits < 0 || a.num_splits > OCT_PM_MAX_SPLITS)
+    return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 0 (the tier chooses) to %d", op, a.num_splits,
+                    (int)OCT_PM_MAX_SPLITS);
   OCT_TRY(check_scale(op, a.sm_scale));
   OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
   OCT_TRY(check_count(op, "num_seqs", a.num_seqs, 0, INT32_MAX));
@@ -473,6 +513,20 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = group;
   p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
+  p.splits = 1;
+  if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16) {
+    const int64_t wgs = ((int64_t)a.num_tokens * group + OCT_PM_PAIRS - 1) / OCT_PM_PAIRS * a.num_kv_heads;
+    const int splits = a.num_splits > 0 ? a.num_splits : oct_pm_auto_splits(wgs, ctx->props.multiProcessorCount, p.kv_max);
+    std::lock_guard<std::mutex> lock(ctx->pm_mu);  // the workspace: from its sizing through the merge's launch
+    if (splits > 1) {
+      const uint64_t bytes = (uint64_t)splits * (uint64_t)a.num_tokens * (uint64_t)a.num_q_heads * OCT_PM_PSTRIDE * 4;
+      const int st = oct_pm_workspace(ctx, bytes, op, a.num_splits > 0);
+      if (st != OCTAVE_OK) return st;
+      if (ctx->pm_ws_bytes >= bytes) p.splits = splits, p.ws = (float*)ctx->pm_ws;
+    }
+    OCT_LAUNCHED(op, "octave_prefill_mma_kernel", oct_launch_prefill_mma(p));
+    return OCTAVE_OK;
+  }
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_prefill_wmma_kernel", oct_launch_prefill_wmma(p));
   else if (a.tier == OCTAVE_TIER_MMA) OCT_LAUNCHED(op, "octave_prefill_mma_kernel", oct_launch_prefill_mma(p));
   else OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));

@@ -19,6 +19,11 @@ struct octave_ctx {
   // octave_free refuses any other pointer, octave_close frees what is left.
   std::mutex mu;
   std::unordered_map<void*, uint64_t> allocs;
+  // The mma prefill's split workspace (octave_prefill, num_splits): grown on demand, freed by
+  // octave_close; pm_mu is held from its sizing through both launches that use it.
+  std::mutex pm_mu;
+  void* pm_ws = nullptr;
+  uint64_t pm_ws_bytes = 0;
 };
 
 // The WMMA tier (docs/kernels.md, "The WMMA tier and its model"). AMD builds compile it for gfx1100

@@ -11,7 +11,9 @@ enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per
 // The mma prefill's warps per workgroup (prefill_mma.hip), each holding 16 (row, query head) pairs:
 // the host's grid check uses the same count. 8 warps share each decoded tile (measured against 4 on
 // the H200: 10.80 against 11.21 ms on q2ks100k-pf, docs/measurements.md, tenth session).
-enum { OCT_PM_WARPS = 8, OCT_PM_PAIRS = 16 * OCT_PM_WARPS };
+// With prefix splits (octave_prefill's num_splits) each split writes one partial of
+// OCT_PM_PSTRIDE floats per (row, query head): o[256] unnormalized, m in log2 units, l.
+enum { OCT_PM_WARPS = 8, OCT_PM_PAIRS = 16 * OCT_PM_WARPS, OCT_PM_MAX_SPLITS = 64, OCT_PM_PSTRIDE = 260 };
 
 struct OctStoreParams {
   const uint16_t* key;
@@ -71,7 +73,8 @@ struct OctPrefillParams {
   int64_t kv_max;
   int32_t fmt, dtype, rows, num_seqs, hq, hkv, g, num_blocks, block_size, max_blocks;
   float score_scale;  // sm_scale * log2(e)
-  int32_t pad;
+  int32_t splits;     // mma tier: prefix splits (grid z); > 1: partials to ws, then the merge
+  float* ws;          // [rows][hq][splits][OCT_PM_PSTRIDE] floats: o[256], m (log2 units), l
 };
 
 struct OctQueryMapsParams {

@@ -344,7 +344,7 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
 template <int FMT>
 OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
   const int tid = oct_tid(), lane = oct_lane(), w = oct_wave(), g = lane >> 2, t = lane & 3;
-  const int h = oct_bid_y();
+  const int h = oct_bid_y(), z = oct_bid_z();  // KV head, prefix split
   const int64_t pair0 = (int64_t)oct_bid_x() * PM_M;
   const float ninf = -oct_inf();
   const float csc = p.score_scale;  // sm_scale·log2(e)
@@ -411,32 +411,37 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     OCT_UNROLL for (int n = 0; n < 32; n++)
       OCT_UNROLL for (int e = 0; e < 4; e++) o[n].r[e] = 0.0f;
 
-    // Phase 1: the packed prefix, tokens 0..ctx-1, two tiles of raw slots in flight.
+    // Phase 1: the packed prefix, tokens 0..ctx-1 — with splits, split z's tiles t0..t1-1 of them
+    // (the tiles shared out evenly) — two tiles of raw slots in flight.
     const int32_t* btr = p.block_table + (int64_t)s * p.max_blocks;
-    const int64_t ntp = (ctx + PM_TOK - 1) / PM_TOK;
-    if (ntp > 0) pm_issue<FMT>(p, sm, 0, btr, 0, ctx, h, contig, tid);
+    const int64_t ntt = (ctx + PM_TOK - 1) / PM_TOK, t0 = ntt * z / p.splits;
+    int64_t t1 = ntt * (z + 1) / p.splits;
+    // (mutant OCT_MUT_PREFILL_MMA_SPLIT_EDGE: a split before the last stops one tile short)
+    if (OCT_MUTANT(OCT_MUT_PREFILL_MMA_SPLIT_EDGE) && z + 1 < p.splits && t1 > t0) t1--;
+    if (t0 < t1) pm_issue<FMT>(p, sm, 0, btr, PM_TOK * t0, ctx, h, contig, tid);
     oct_async_commit();
-    if (ntp > 1) pm_issue<FMT>(p, sm, 1, btr, PM_TOK, ctx, h, contig, tid);
+    if (t0 + 1 < t1) pm_issue<FMT>(p, sm, 1, btr, PM_TOK * (t0 + 1), ctx, h, contig, tid);
     oct_async_commit();
-    oct_async_wait<1>();  // tile 0's copies
+    oct_async_wait<1>();  // tile t0's copies
     oct_sync();           // (and the query fragments are written)
-    if (ntp > 0) pm_decode<FMT>(sm, 0, sm.u.pre.dec[0], tid);
+    if (t0 < t1) pm_decode<FMT>(sm, 0, sm.u.pre.dec[0], tid);
     // Each row's score factor: query scale · sm_scale·log2(e), then · 1/64 (exact).
     float qc[2];
     OCT_UNROLL for (int r = 0; r < 2; r++) qc[r] = oct_mul_rn(oct_mul_rn(sm.qs[16 * w + g + 8 * r], csc), 0.015625f);
-    // Per tile one barrier: after it, tile jt is decoded (dec[jt & 1]), tile jt + 1's raw slots
-    // have landed, and every warp is done with tile jt − 1; then the copies of tile jt + 2 go into
-    // the raw buffer tile jt was decoded from, tile jt + 1 is decoded into the buffer tile jt − 1
-    // was multiplied from, and tile jt is multiplied — the decoding and the tensor-core work of
-    // the workgroup's warps overlap between barriers.
-    for (int64_t jt = 0; jt < ntp; jt++) {
-      const int buf = (int)(jt & 1);
+    // Per tile one barrier: after it, tile jt is decoded (dec[buf]), tile jt + 1's raw slots have
+    // landed, and every warp is done with tile jt − 1; then the copies of tile jt + 2 go into the
+    // raw buffer tile jt was decoded from, tile jt is multiplied, and tile jt + 1 is decoded into
+    // the buffer tile jt − 1 was multiplied from — the tensor-core work and the decoding of the
+    // workgroup's warps overlap between barriers (decoding first measured slower: 10.13 against
+    // 9.59 ms on q2ks100k-pf, docs/measurements.md, eleventh session).
+    for (int64_t jt = t0; jt < t1; jt++) {
+      const int buf = (int)((jt - t0) & 1);
       oct_async_wait<0>();  // tile jt + 1's copies (this thread's)
       oct_sync();
-      if (jt + 2 < ntp) pm_issue<FMT>(p, sm, buf, btr, PM_TOK * (jt + 2), ctx, h, contig, tid);
+      if (jt + 2 < t1) pm_issue<FMT>(p, sm, buf, btr, PM_TOK * (jt + 2), ctx, h, contig, tid);
       oct_async_commit();
       pm_tile_prefix(sm, sm.u.pre.dec[buf], qc, w, lane, R, o);
-      if (jt + 1 < ntp) pm_decode<FMT>(sm, buf ^ 1, sm.u.pre.dec[buf ^ 1], tid);
+      if (jt + 1 < t1) pm_decode<FMT>(sm, buf ^ 1, sm.u.pre.dec[buf ^ 1], tid);
     }
     oct_async_wait<0>();
     // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
@@ -459,7 +464,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
         sm.u.chk.qa[w][lane >> 1][4 * (m & 7) + (pi & 3)][2 * (pi >> 2) + (m >> 3)] = raw[i];
       }
     }
-    const int64_t ntc = (umax + PM_TOK) / PM_TOK;
+    const int64_t ntc = z + 1 == p.splits ? (umax + PM_TOK) / PM_TOK : 0;  // (the last split's)
     for (int64_t jt = 0; jt < ntc; jt++) {
       const int64_t us = PM_TOK * jt;
       oct_sync();  // the previous tile is read (and the query fragments written)
@@ -498,11 +503,22 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       pm_pv(o, pa, alpha, sm.u.chk.v, lane);
     }
 
-    // out = o / l for the pairs of the set (dims 8n + 2t, 8n + 2t + 1 of rows g, g + 8).
+    // out = o / l for the pairs of the set (dims 8n + 2t, 8n + 2t + 1 of rows g, g + 8); with
+    // splits, the partial (o, m, l) instead, for the merge.
     OCT_UNROLL for (int r = 0; r < 2; r++) {
       if (!R.in[r]) continue;
       const int pm = 16 * w + g + 8 * r;
       const int64_t hq = (int64_t)h * p.g + (pair0 + pm) % p.g;
+      if (p.splits > 1) {
+        float* part = p.ws + (((int64_t)sm.row[pm] * p.hq + hq) * p.splits + z) * OCT_PM_PSTRIDE;
+        OCT_UNROLL for (int n = 0; n < 32; n++) {
+          PmPair x;
+          x.v[0] = o[n].r[2 * r], x.v[1] = o[n].r[2 * r + 1];
+          *(PmPair*)(part + 8 * n + 2 * t) = x;
+        }
+        if (t == 0) part[256] = R.m[r], part[257] = R.l[r];
+        continue;
+      }
       uint16_t* dst = p.out + (int64_t)sm.row[pm] * p.o_st + hq * p.o_sh + 2 * t;
       const float lr = R.l[r];
       OCT_UNROLL for (int n = 0; n < 32; n++)
@@ -510,6 +526,34 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
           dst[8 * n + c] = oct_f2h(lr == 0.0f ? 0.0f : oct_div_rn(o[n].r[2 * r + c], lr), p.dtype);
     }
   }
+}
+
+// The split merge: thread 64·i + d of a workgroup, dims 4d..4d + 3 of pair 4·bid + i (pair = row ·
+// Hq + query head); rows of no sequence are not written. M = max m_s, w_s = 2^(m_s − M) (0 for an
+// empty split), L = Σ w_s l_s, O = Σ w_s o_s in split order (fused multiply-adds), out = O / L, or 0
+// when L = 0: the decode's reduce without the inverse rotation (prefill's out stays rotated).
+OCT_DEV void pm_merge(const OctPrefillParams& p) {
+  const int tid = oct_tid(), d = tid & 63;
+  const int64_t pair = (int64_t)oct_bid_x() * 4 + (tid >> 6), row = pair / p.hq, hq = pair % p.hq;
+  if (row >= p.rows || oct_row_seq(p.cu_seqlens, p.num_seqs, row) < 0) return;
+  const float* part = p.ws + pair * p.splits * OCT_PM_PSTRIDE;
+  const float ninf = -oct_inf();
+  float mx = ninf;
+  for (int s = 0; s < p.splits; s++) mx = oct_fmax(mx, part[s * OCT_PM_PSTRIDE + 256]);
+  float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int s = 0; s < p.splits; s++) {
+    const float* ps = part + s * OCT_PM_PSTRIDE;
+    const float ms = ps[256];
+    if (ms == ninf) continue;
+    // (mutant OCT_MUT_PREFILL_MMA_MERGE_WEIGHT: every split weighted 1)
+    const float ws = OCT_MUTANT(OCT_MUT_PREFILL_MMA_MERGE_WEIGHT) ? 1.0f : oct_exp2_ftz(ms - mx);
+    l = oct_fma(ws, ps[257], l);
+    const OctU4 x = *(const OctU4*)(ps + 4 * d);
+    o[0] = oct_fma(ws, oct_u2f(x.x), o[0]), o[1] = oct_fma(ws, oct_u2f(x.y), o[1]);
+    o[2] = oct_fma(ws, oct_u2f(x.z), o[2]), o[3] = oct_fma(ws, oct_u2f(x.w), o[3]);
+  }
+  uint16_t* dst = p.out + row * p.o_st + hq * p.o_sh + 4 * d;
+  OCT_UNROLL for (int e = 0; e < 4; e++) dst[e] = oct_f2h(l == 0.0f ? 0.0f : oct_div_rn(o[e], l), p.dtype);
 }
 
 #if defined(OCT_NV)
@@ -525,8 +569,10 @@ OCT_DEV void pm_kernel(const OctPrefillParams& p) {
 #endif
 }
 #define OCT_PM_BODY(fmt) pm_kernel<fmt>(p);
+#define OCT_PM_MERGE_BODY pm_merge(p);
 #else
 #define OCT_PM_BODY(fmt) (void)p;
+#define OCT_PM_MERGE_BODY (void)p;
 #endif
 
 // One kernel per format (the layout is a compile-time constant), one workgroup of 8 warps per SM
@@ -536,6 +582,7 @@ OCT_DEV void pm_kernel(const OctPrefillParams& p) {
 OCT_PM_KERNEL(octave_prefill_mma_k3v4_kernel, 4)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3_kernel, 3)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3c_kernel, 19)
+OCT_KERNEL(256) void octave_prefill_mma_merge_kernel(OctPrefillParams p) { OCT_PM_MERGE_BODY }
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (the status is checked).
@@ -544,21 +591,25 @@ static hipError_t pm_launch(void (*kern)(OctPrefillParams), const OctPrefillPara
   const int bytes = (int)sizeof(PmSmem);
   const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return e;
-  kern<<<dim3((unsigned)tiles, (unsigned)p.hkv), dim3(PM_THREADS), bytes, 0>>>(p);
+  kern<<<dim3((unsigned)tiles, (unsigned)p.hkv, (unsigned)p.splits), dim3(PM_THREADS), bytes, 0>>>(p);
   return oct_launch_status();
 }
-#define OCT_PM_LAUNCH(name) return pm_launch(name, p, tiles)
+#define OCT_PM_LAUNCH(name) pm_launch(name, p, tiles)
 #else
-#define OCT_PM_LAUNCH(name) \
-  OCT_LAUNCH(name, tiles, p.hkv, 1, PM_THREADS, p); \
-  return oct_launch_status()
+#define OCT_PM_LAUNCH(name) (OCT_LAUNCH(name, tiles, p.hkv, p.splits, PM_THREADS, p), oct_launch_status())
 #endif
 hipError_t oct_launch_prefill_mma(const OctPrefillParams& p) {
   if (p.dtype == 2) return oct_launch_prefill_wmma(p);  // bf16: the WMMA tier's kernel on its model
   const int64_t tiles = ((int64_t)p.rows * p.g + PM_M - 1) / PM_M;  // below 2^31: the host checks
+  hipError_t e;
   switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-    case 4: OCT_PM_LAUNCH(octave_prefill_mma_k3v4_kernel);
-    case 3: OCT_PM_LAUNCH(octave_prefill_mma_k3v3_kernel);
-    default: OCT_PM_LAUNCH(octave_prefill_mma_k3v3c_kernel);
+    case 4: e = OCT_PM_LAUNCH(octave_prefill_mma_k3v4_kernel); break;
+    case 3: e = OCT_PM_LAUNCH(octave_prefill_mma_k3v3_kernel); break;
+    default: e = OCT_PM_LAUNCH(octave_prefill_mma_k3v3c_kernel); break;
   }
+  if (e != hipSuccess || p.splits <= 1) return e;
+  // The merge, 4 pairs per workgroup (fewer than 2^31 workgroups: the workspace of 2 or more
+  // splits was allocated, so rows · Hq · 2080 bytes fit the device).
+  OCT_LAUNCH(octave_prefill_mma_merge_kernel, ((int64_t)p.rows * p.hq + 3) / 4, 1, 1, 256, p);
+  return oct_launch_status();
 }

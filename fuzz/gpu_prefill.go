@@ -31,6 +31,9 @@ type GPUPrefillCase struct {
 	// HostileSeed, when not 0, fills every input the result must not depend on with hostile
 	// content (hostile.go, PrefillRegions): drawn in about half the calls.
 	HostileSeed uint64 `json:"hostile_seed,omitempty"`
+	// Splits is octave_prefill's num_splits: 0 (most calls) lets the tier choose; else the mma tier
+	// splits each prefix into that many parts and merges them (other tiers ignore it).
+	Splits int `json:"num_splits,omitempty"`
 }
 
 // GPUPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
@@ -38,8 +41,9 @@ type GPUPrefillCase struct {
 var GPUPrefillOptions = BatchOptions{MaxReqs: 4, MaxQueryLen: 64, MaxSeqLen: 1024, MaxTotalSeq: 2048, MaxPadding: 3}
 
 // gpuPrefillLongOptions bound the long calls: one sequence of up to 16 chunk tokens after a
-// prefix that makes seq_len 2^16..MaxSeqLen (2^17). The prefill has no splits: one workgroup walks
-// the whole prefix, where accumulation defects show (the bound is derived for the case's length).
+// prefix that makes seq_len 2^16..MaxSeqLen (2^17). Such a call asks for one split in about half
+// the draws (num_splits 1: one workgroup walks the whole prefix, where accumulation defects show;
+// the bound is derived for the case's length); else the tier's choice may split it.
 var gpuPrefillLongOptions = BatchOptions{MaxReqs: 1, MaxQueryLen: 16, MinSeqLen: 1 << 16, MaxSeqLen: MaxSeqLen, MaxPadding: 3}
 
 // gpuPrefillLongEvery: a call is long when size_class, drawn in [0, gpuPrefillLongEvery), and then
@@ -92,6 +96,10 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	}
 	if d.intn(0, 1, "hostile") == 1 {
 		c.HostileSeed = d.u64("hostile_seed") | 1
+	}
+	c.Splits = pick(d, []int{0, 0, 0, 1, 2, 3, 7, 64}, "num_splits") // last: older seeds' bytes end before it (0)
+	if len(c.Batch.Requests) == 1 && c.Batch.Requests[0].SeqLen >= gpuPrefillLongOptions.MinSeqLen && d.intn(0, 1, "long_one_split") == 1 {
+		c.Splits = 1
 	}
 	return c
 }
@@ -149,7 +157,7 @@ func (c *GPUPrefillCase) Call() (harness.Call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the call: %w", err)
 	}
-	call := &harness.PrefillCall{In: in, Dtype: c.Dtype, OutPad: c.OutPad}
+	call := &harness.PrefillCall{In: in, Dtype: c.Dtype, OutPad: c.OutPad, Splits: c.Splits}
 	if c.HostileSeed != 0 {
 		call = hostilePrefill(call, c.HostileSeed, PrefillRegions)
 	}

@@ -220,7 +220,7 @@ func hostilePrefill(c *harness.PrefillCall, seed uint64, regions Region) *harnes
 		hostileRows(in.K, hkv*d, rs.Rows, c.Dtype, r)
 		hostileRows(in.V, hkv*d, rs.Rows, c.Dtype, r)
 	}
-	return &harness.PrefillCall{In: &in, Dtype: c.Dtype, Fused: c.Fused, OutPad: c.OutPad}
+	return &harness.PrefillCall{In: &in, Dtype: c.Dtype, Fused: c.Fused, OutPad: c.OutPad, Splits: c.Splits}
 }
 
 // hostileStore returns a copy of c with hostile content in the given regions (StoreRegions).

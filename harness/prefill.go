@@ -19,6 +19,9 @@ type PrefillCall struct {
 	Dtype  Dtype
 	Fused  bool
 	OutPad int
+	// Splits is octave_prefill's num_splits: 0 lets the tier choose; n >= 1 asks the mma tier to
+	// split each sequence's prefix into n parts and merge them (other tiers ignore it).
+	Splits int
 
 	memo oracleMemo
 }
@@ -191,7 +194,7 @@ func (c *PrefillCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 		VStrideToken: int64(kvTok), VStrideHead: int64(d), CacheStrideBlock: int64(in.Cache.StrideBlock), CacheStrideHead: int64(in.Cache.StrideHead),
 		CacheStrideToken: int64(in.Cache.StrideToken), Fmt: int32(f.ID), Dtype: dt.Kernel(), HeadSize: int32(d), Tier: tier.Tier, NumTokens: int32(T),
 		NumSeqs: int32(len(in.SeqLens)), NumQHeads: int32(hq), NumKVHeads: int32(hkv), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize),
-		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale)}
+		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale), NumSplits: int32(c.Splits)}
 	op := "prefill (tier " + tier.Name + ")"
 	if err := l.finish(bufs, op, l.Dev.Prefill(a)); err != nil {
 		return nil, err

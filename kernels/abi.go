@@ -172,7 +172,7 @@ type PrefillArgs struct {
 	NumTokens, NumSeqs, NumQHeads, NumKVHeads            int32
 	NumBlocks, BlockSize, MaxBlocks, MaxQueryLen         int32
 	SMScale                                              float32
-	reserved0                                            int32
+	NumSplits                                            int32 // 0: the tier chooses; 1..64: the mma tier's prefix splits
 }
 
 // QueryMapsArgs is octave_query_maps_args.

@@ -268,6 +268,8 @@ func TestPrefillErrors(t *testing.T) {
 			{"scale-inf", kernels.ErrScale, "sm_scale", func(a *kernels.PrefillArgs) { a.SMScale = float32(math.Inf(1)) }},
 			{"cu-null", kernels.ErrInvalidArgument, "cu_seqlens_q", func(a *kernels.PrefillArgs) { a.CuSeqlensQ = 0 }},
 			{"seqs-negative", kernels.ErrInvalidArgument, "num_seqs", func(a *kernels.PrefillArgs) { a.NumSeqs = -1 }},
+			{"splits-negative", kernels.ErrNumSplits, "num_splits", func(a *kernels.PrefillArgs) { a.NumSplits = -1 }},
+			{"splits-65", kernels.ErrNumSplits, "num_splits", func(a *kernels.PrefillArgs) { a.NumSplits = 65 }},
 		}
 		for _, tr := range unsupportedTiers(t, arch.Prefill) {
 			cases = append(cases, errCase[kernels.PrefillArgs]{fmt.Sprintf("tier%d", tr), kernels.ErrUnsupportedTier, "tier", func(a *kernels.PrefillArgs) { a.Tier = tr }})

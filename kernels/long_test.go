@@ -62,17 +62,20 @@ func TestDecodeLong(t *testing.T) {
 	}
 }
 
-// TestPrefillLong: a chunk after a 131072-token prefix (the prefill has no splits: one workgroup
-// walks the whole prefix, then the chunk), with gaussian and with flat weights.
+// TestPrefillLong: a chunk after a 131072-token prefix, with gaussian and with flat weights; the
+// first case asks for one split (one workgroup walks the whole prefix, then the chunk: where a
+// long-context accumulation defect shows), the third for 6 on the mma tier (its split and merge at
+// length; the tier's own choice may split a long prefix of few workgroups too).
 func TestPrefillLong(t *testing.T) {
 	lib(t)
 	cases := []*prefillCase{
-		{f: kernelFormat(t, oracle.K3V4), dt: kernels.F16, g: 6, hkv: 1, qlens: []int{16}, ctxs: []int{longLength(longLen) - 16}, scale: 1.0 / 16},
+		{f: kernelFormat(t, oracle.K3V4), dt: kernels.F16, g: 6, hkv: 1, qlens: []int{16}, ctxs: []int{longLength(longLen) - 16}, scale: 1.0 / 16, splits: 1},
 		{f: kernelFormat(t, oracle.K3V3Compact), dt: kernels.BF16, g: 2, hkv: 1, qlens: []int{3}, ctxs: []int{longLength(longLen) - 3}, scale: flatScale, lead: 5},
+		{f: kernelFormat(t, oracle.K3V3), dt: kernels.F16, g: 2, hkv: 1, qlens: []int{5}, ctxs: []int{longLength(longLen) - 5}, scale: flatScale, splits: 6, tiers: mmaOnly},
 	}
 	for i, c := range cases {
 		c.bs = 16
-		c.path = fmt.Sprintf("%d/q%v/ctx%v/%s/%s/g%d/scale%g", i, c.qlens, c.ctxs, fmtName(c.f.ID), dtName(c.dt), c.g, c.scale)
+		c.path = fmt.Sprintf("%d/q%v/ctx%v/%s/%s/g%d/scale%g/splits%d", i, c.qlens, c.ctxs, fmtName(c.f.ID), dtName(c.dt), c.g, c.scale, c.splits)
 		t.Run(c.path, func(t *testing.T) {
 			t.Parallel()
 			runPrefillCase(t, c)

@@ -32,6 +32,7 @@ type prefillCase struct {
 	fused  bool // q, k, v views into one fused tensor; out with a row gap
 	holes  bool
 	clamp  bool // max_blocks·block_size smaller than a context: ctx is clamped
+	splits int  // octave_prefill's num_splits (0: the tier chooses; the mma tier's prefix splits)
 	scale  float32
 	// tiers, when set, runs first in every implementation's subtest (to skip tiers the case is not
 	// for: portableOnly for block sizes that are not multiples of 16).
@@ -121,7 +122,7 @@ func runPrefillCase(t *testing.T, c *prefillCase) {
 	rng := rand.New(rand.NewPCG(caseSeed("prefill/"+c.path), 7))
 	t0 := time.Now()
 	s := c.build(t, rng)
-	call := &harness.PrefillCall{In: s.in, Dtype: harness.DtypeOf(c.dt), Fused: c.fused}
+	call := &harness.PrefillCall{In: s.in, Dtype: harness.DtypeOf(c.dt), Fused: c.fused, Splits: c.splits}
 	if c.fused {
 		call.OutPad = 32
 	}
@@ -150,6 +151,7 @@ func prefillAxes() []axis {
 		{"rows", []string{"exact", "lead", "trail"}},
 		{"view", []string{"contig", "fused"}},
 		{"bt", []string{"bt", "holes"}},
+		{"split", []string{"auto", "split3"}},
 	}
 }
 
@@ -229,6 +231,9 @@ func TestPrefillGrid(t *testing.T) {
 			}
 		}
 		c.path = fmt.Sprintf("%s/%s/g%d/hkv%d/bs%d/%s/%s/%s/%s/%s", gc["fmt"], gc["dt"], c.g, c.hkv, c.bs, gc["lay"], gc["seqs"], gc["rows"], gc["view"], gc["bt"])
+		if gc["split"] == "split3" {
+			c.splits, c.path = 3, c.path+"/split3"
+		}
 		t.Run(c.path, func(t *testing.T) {
 			selectGridCase(t, i)
 			runPrefillCase(t, c)
@@ -267,6 +272,49 @@ func TestPrefillTiles(t *testing.T) {
 			c.tiers = portableOnly
 		}
 		c.path = fmt.Sprintf("q%v/ctx%v/lead%d/%s/%s/g%d/hkv%d/bs%d", sh.qlens, sh.ctxs, sh.lead, formats[i%3], dtName(c.dt), c.g, c.hkv, c.bs)
+		t.Run(c.path, func(t *testing.T) {
+			t.Parallel()
+			runPrefillCase(t, c)
+		})
+	}
+}
+
+// mmaOnly skips every implementation but the mma tier (cases about its prefix splits).
+func mmaOnly(t *testing.T, im harness.Impl) {
+	if im.Oracle || im.Tier.Tier != kernels.TierMMA {
+		t.Skip("prefix splits are the mma tier's (octave_prefill num_splits; other tiers ignore it)")
+	}
+}
+
+// TestPrefillSplits runs the mma tier's prefix splits (octave_prefill num_splits) at their edges,
+// judged like every prefill case: more splits than the prefix has 32-token tiles (empty splits
+// that write an empty partial), prefixes of 0, 1, 31–33 and 64 tokens, split boundaries inside a
+// block and at one, several sequences of different contexts in one workgroup (each row set split
+// on its own), rows of no sequence before and after (the merge must not write them), G 6 and 8,
+// 64 splits (the most), and bf16 (served without splits).
+func TestPrefillSplits(t *testing.T) {
+	lib(t)
+	type shape struct {
+		qlens, ctxs []int
+		splits      int
+		lead, trail int
+	}
+	shapes := []shape{
+		{[]int{40}, []int{100}, 2, 0, 0}, {[]int{7}, []int{1000}, 3, 3, 2}, {[]int{33}, []int{33}, 5, 0, 0},
+		{[]int{16}, []int{64}, 64, 1, 0}, {[]int{5, 11, 16, 3}, []int{300, 0, 31, 1}, 4, 7, 5},
+		{[]int{129, 1, 60}, []int{700, 0, 410}, 7, 0, 3}, {[]int{20}, []int{0}, 3, 2, 0}, {[]int{1}, []int{513}, 2, 0, 0},
+	}
+	groups := []int{6, 8, 1, 3}
+	sizes := []int{16, 32, 48}
+	formats := []string{"k3v4", "k3v3", "k3v3c"}
+	for i, sh := range shapes {
+		c := &prefillCase{f: kernelFormat(t, storeFormats[formats[i%3]]), dt: kernels.F16, g: groups[i%len(groups)], hkv: 1 + i%2,
+			bs: sizes[i%len(sizes)], lbnhc: i%3 == 2, qlens: sh.qlens, ctxs: sh.ctxs, lead: sh.lead, trail: sh.trail, fused: i%4 == 1,
+			holes: i%3 == 1, splits: sh.splits, scale: smScales[i%len(smScales)], tiers: mmaOnly}
+		if i == len(shapes)-1 {
+			c.dt = kernels.BF16
+		}
+		c.path = fmt.Sprintf("q%v/ctx%v/splits%d/lead%d/%s/%s/g%d/hkv%d/bs%d", sh.qlens, sh.ctxs, sh.splits, sh.lead, formats[i%3], dtName(c.dt), c.g, c.hkv, c.bs)
 		t.Run(c.path, func(t *testing.T) {
 			t.Parallel()
 			runPrefillCase(t, c)

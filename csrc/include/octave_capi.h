@@ -157,7 +157,7 @@ enum octave_status {
   OCTAVE_ERR_HEAD_SIZE = 4,        /* head_size != 256 */
   OCTAVE_ERR_STRIDE = 5,           /* cache stride not a multiple of 8 (4 for compact), or any stride negative */
   OCTAVE_ERR_ALIGNMENT = 6,        /* a pointer not aligned as the kernels need (table above) */
-  OCTAVE_ERR_NUM_SPLITS = 7,       /* num_splits outside 1..1024 */
+  OCTAVE_ERR_NUM_SPLITS = 7,       /* num_splits outside 1..1024 (decode, reduce), 0..64 (prefill) */
   OCTAVE_ERR_WORKSPACE = 8,        /* partials too small, partial_stride bad, or the size overflows 64 bits */
   OCTAVE_ERR_SLOT_RANGE = 9,       /* slot index >= num_blocks*block_size */
   OCTAVE_ERR_SLOT_DUPLICATE = 10,  /* the same slot twice in one store */
@@ -434,7 +434,15 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * over both; out = O / L rounded to dtype. Any block_size works; docs/format.md §7 promises
  * multiples of 16 for native tiers (docs/kernels.md, "The WMMA tier and its model").
  * num_tokens == 0 or num_seqs == 0: every pointer but cache may be NULL; block_table may also be
- * NULL when max_blocks is 0. */
+ * NULL when max_blocks is 0.
+ * Prefix splits (mma tier, fp16): when its grid would leave SMs idle (a few long sequences on few
+ * KV heads), the mma tier splits each sequence's prefix into num_splits parts walked by separate
+ * workgroups (the chunk goes with the last part), each writing an unnormalized partial (o, running
+ * max, sum) to a workspace the context owns, then a merge kernel combines them (docs/kernels.md,
+ * "The mma tier: prefill"). The workspace (num_splits x num_tokens x num_q_heads x 1040 bytes) is
+ * allocated on first need and kept until octave_close; when the tier chooses (num_splits 0) and the
+ * allocation fails, it does not split; an explicit num_splits > 1 whose workspace cannot be
+ * allocated is OCTAVE_ERR_RUNTIME. Calls on one context that split are serialized on its stream. */
 typedef struct octave_prefill_args {
   uint64_t struct_size;
   void* out;                 /* device, [T][Hq][256] dtype, rotated; 2-byte aligned */
@@ -460,7 +468,8 @@ typedef struct octave_prefill_args {
   int32_t max_blocks;        /* >= 0: columns of block_table */
   int32_t max_query_len;     /* >= 0; accepted for signature parity, no tier uses it */
   float sm_scale;            /* finite, > 0 */
-  int32_t reserved0;         /* 0 */
+  int32_t num_splits;        /* 0..64: 0 lets the tier choose; n >= 1 asks the mma tier to split each
+                                sequence's prefix into n parts (see above); other tiers ignore it */
 } octave_prefill_args; /* 216 bytes */
 
 int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* a);
