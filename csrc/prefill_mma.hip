@@ -58,16 +58,18 @@ enum {
 // The decode and chunk staging split a token pair's work among PM_DG thread groups evenly.
 static_assert(PM_DG <= 16 && 16 % PM_DG == 0 && PM_THREADS % PM_TOK == 0, "PM_WARPS: 2, 4 or 8");
 
-struct alignas(8) PmPair {  // two consecutive tokens' values
+struct alignas(8) PmPair {  // two consecutive columns' (tokens') values
   float v[2];
 };
 
-struct PmDec {  // one decoded prefix tile
-  alignas(16) uint8_t k[PM_TOK][PM_KROW];  // K codebook bytes: [token][k-step][lane group][8]
-  alignas(16) uint32_t v[256][PM_VROW];    // V codebook values: [dim][token pair], fp16 pairs
-  PmPair ks[4][PM_TOK / 2];                // K block scales: [block][token pair]
-  alignas(8) float vs[PM_TOK];             // V scale · 64
-  PmPair okd[PM_TOK / 2];                  // the token is attended (1.0) or not (0.0)
+// One decoded prefix tile, by column (column 2p: token p of the tile, 2p + 1: token p + 16; see
+// pm_decode).
+struct PmDec {
+  alignas(16) uint8_t k[PM_TOK][PM_KROW];  // K codebook bytes: [column][chunk: k-step, lane group (pm_kchunk)][8]
+  alignas(16) uint32_t v[256][PM_VROW];    // V codebook values: [dim][column pair], fp16 pairs
+  PmPair ks[4][PM_TOK / 2];                // K block scales: [block][column pair]
+  alignas(8) float vs[PM_TOK];             // V scale · 64, by column
+  PmPair okd[PM_TOK / 2];                  // the column's token is attended (1.0) or not (0.0)
 };
 
 struct PmSmem {
@@ -140,16 +142,26 @@ OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
   OCT_UNROLL for (int hb = 0; hb < 2; hb++) oct_h4_codes(oct_pair_tokens(a, b, hb), out[2 * hb], out[2 * hb + 1]);
 }
 
-// Decodes raw buffer buf (32 tokens) into d: the K bytes, V pairs and scales. Thread: token pair
-// tp (tokens 2tp, 2tp + 1), group dg (of PM_DG): V lanes l = (32 / PM_DG)·dg .. (32 lanes, 8 dims
+// Byte offset of 8-byte chunk c (k-step c / 4, lane group c % 4) in row r of a decoded tile's K:
+// the chunk index XOR bits 2..4 of the row. With rows of 288 bytes (72 words: 8 mod 32) the
+// decode's stores — 16 threads, rows 2tp (or 2tp + 1), one chunk — and the scores' B loads — rows
+// 8n + g, g = 0..3, chunks 4ks .. 4ks + 3 — each reach 16 distinct bank pairs (without the XOR
+// the stores were 8 rows on each of two bank pairs: 16 wavefronts each, Nsight Compute, eleventh
+// session).
+OCT_DEV int pm_kchunk(int r, int c) { return 8 * (c ^ ((r >> 2) & 7)); }
+
+// Decodes raw buffer buf (32 tokens) into d: the K bytes, V pairs and scales. A decoded tile's
+// column 2p holds token p, column 2p + 1 token p + 16 (the softmax and P·V treat columns alike,
+// and the raw slots a half-warp reads lie one slot apart: no bank conflicts). Thread: column pair
+// tp (tokens tp, tp + 16), group dg (of PM_DG): V lanes l = (32 / PM_DG)·dg .. (32 lanes, 8 dims
 // each) and K units u = (16 / PM_DG)·dg .. (16 units: block u / 4, lane group u % 4).
 template <int FMT>
 OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
   typedef SlotCopy<FMT> F;
   enum { KU = 16 / PM_DG, VL = 32 / PM_DG };
   const int tp = tid & 15, dg = tid >> 4;
-  const uint8_t* ra = sm.u.pre.raw[buf] + 2 * tp * F::ROW;
-  const uint8_t* rb = ra + F::ROW;
+  const uint8_t* ra = sm.u.pre.raw[buf] + tp * F::ROW;
+  const uint8_t* rb = ra + 16 * F::ROW;
   OCT_UNROLL for (int tt = 0; tt < KU; tt++) {
     const int b = (KU * dg + tt) >> 2, t = (KU * dg + tt) & 3;
     uint32_t wa[4], wb[4];
@@ -158,8 +170,9 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
     OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
       OctU2 xa, xb;
       xa.x = wa[2 * j2], xa.y = wa[2 * j2 + 1], xb.x = wb[2 * j2], xb.y = wb[2 * j2 + 1];
-      *(OctU2*)(d.k[2 * tp] + (2 * b + j2) * 32 + 8 * t) = xa;
-      *(OctU2*)(d.k[2 * tp + 1] + (2 * b + j2) * 32 + 8 * t) = xb;
+      const int c = 4 * (2 * b + j2) + t;
+      *(OctU2*)(d.k[2 * tp] + pm_kchunk(2 * tp, c)) = xa;
+      *(OctU2*)(d.k[2 * tp + 1] + pm_kchunk(2 * tp + 1, c)) = xb;
     }
   }
   OCT_UNROLL for (int m = 0; m < VL; m++) {
@@ -176,8 +189,8 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
   }
   if (dg == 0) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
-      const int tk = 2 * tp + c;
-      const bool ok = sm.u.pre.ok[buf][tk];
+      const int tk = 2 * tp + c;                      // the column of token tp + 16c
+      const bool ok = sm.u.pre.ok[buf][tp + 16 * c];  // (ok: by token)
       d.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] is rewritten by the next tile's copies meanwhile
       const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
       OCT_UNROLL for (int bb = 0; bb < 4; bb++) d.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
@@ -312,7 +325,7 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
       OctMmaA8 a;
       a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
       OCT_UNROLL for (int n = 0; n < 4; n++) {
-        const OctU2 kb = *(const OctU2*)(d.k[8 * n + g] + ks * 32 + 8 * t);
+        const OctU2 kb = *(const OctU2*)(d.k[8 * n + g] + pm_kchunk(8 * n + g, 4 * ks + t));
         OctMmaB8 bk;
         bk.r[0] = kb.x, bk.r[1] = kb.y;
         acc[n] = oct_mma_m16n8k32_s32_s8(a, bk, acc[n]);
@@ -464,7 +477,9 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
         sm.u.chk.qa[w][lane >> 1][4 * (m & 7) + (pi & 3)][2 * (pi >> 2) + (m >> 3)] = raw[i];
       }
     }
-    const int64_t ntc = z + 1 == p.splits ? (umax + PM_TOK) / PM_TOK : 0;  // (the last split's)
+    // The chunk goes with split 0, the first launched, so that the tail of the grid is prefix work
+    // (measured against the last split: 7.35 against 7.40 ms on q2ks100k-pf, eleventh session).
+    const int64_t ntc = z == 0 ? (umax + PM_TOK) / PM_TOK : 0;
     for (int64_t jt = 0; jt < ntc; jt++) {
       const int64_t us = PM_TOK * jt;
       oct_sync();  // the previous tile is read (and the query fragments written)

@@ -437,7 +437,7 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * NULL when max_blocks is 0.
  * Prefix splits (mma tier, fp16): when its grid would leave SMs idle (a few long sequences on few
  * KV heads), the mma tier splits each sequence's prefix into num_splits parts walked by separate
- * workgroups (the chunk goes with the last part), each writing an unnormalized partial (o, running
+ * workgroups (the chunk goes with the first part), each writing an unnormalized partial (o, running
  * max, sum) to a workspace the context owns, then a merge kernel combines them (docs/kernels.md,
  * "The mma tier: prefill"). The workspace (num_splits x num_tokens x num_q_heads x 1040 bytes) is
  * allocated on first need and kept until octave_close; when the tier chooses (num_splits 0) and the
