@@ -314,6 +314,12 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
   // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale and added
   // in block order (one fused multiply-add per block after the first), times the row's factor.
   // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
+  // Lane (g, t)'s B operand of column tile n, k-step ks: row 8n + g, chunk 4ks + t, at
+  // pm_kchunk: with g < 8 and n < 4 that is chunk 4(ks ^ (n >> 1)) + (t ^ (g >> 2) ^ 2(n & 1)), so
+  // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load cost 7 %
+  // more executed instructions, Nsight Compute, eleventh session).
+  static_assert(PM_TOK == 32, "pm_kchunk's closed form below assumes rows 0..31");
+  const uint8_t* kbase[2] = {d.k[g] + 8 * (t ^ (g >> 2)), d.k[g] + 8 * (t ^ (g >> 2) ^ 2)};
   float sc[4][4];
   OCT_UNROLL for (int b = 0; b < 4; b++) {
     OctMmaI32 acc[4];
@@ -325,7 +331,7 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
       OctMmaA8 a;
       a.r[0] = qa.x, a.r[1] = qa.y, a.r[2] = qa.z, a.r[3] = qa.w;
       OCT_UNROLL for (int n = 0; n < 4; n++) {
-        const OctU2 kb = *(const OctU2*)(d.k[8 * n + g] + pm_kchunk(8 * n + g, 4 * ks + t));
+        const OctU2 kb = *(const OctU2*)(kbase[n & 1] + 8 * n * PM_KROW + 32 * (ks ^ (n >> 1)));
         OctMmaB8 bk;
         bk.r[0] = kb.x, bk.r[1] = kb.y;
         acc[n] = oct_mma_m16n8k32_s32_s8(a, bk, acc[n]);
