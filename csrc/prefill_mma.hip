@@ -12,21 +12,23 @@
 // pairs); the others ride along masked. Per 32-token tile of the prefix, then of the chunk (tokens 0..the set's last row):
 //   1. staging (the whole workgroup): prefix — the raw slots of the tile after next go to shared
 //      memory with cp.async (16-byte copies of each 16-token half when its slots are contiguous),
-//      while the next tile's raw slots are decoded (one barrier per tile: each warp decodes its
-//      share of tile jt + 1, then multiplies tile jt, so the decoding and the tensor-core work
-//      overlap between barriers; two decoded tiles in shared memory) to the K codebook bytes (int8, in the order of
-//      dec_qpos, so that each lane's B operand is one 8-byte load), the V codebook values as fp16
-//      pairs of two tokens ([dim][token pair]: the P·V B operand), the K block scales and the V
-//      scale; a token past ctx or in a block with an id outside [0, num_blocks) is masked and never
-//      read; chunk — the raw k ([token][dim pair]) and v ([dim][token pair]);
+//      while the next tile's raw slots are decoded (one barrier per tile: each warp multiplies
+//      tile jt, then decodes its share of tile jt + 1, so the decoding and the tensor-core work
+//      overlap between barriers; two decoded tiles in shared memory) to the K codebook bytes
+//      (int8, in the order of dec_qpos, so that each lane's B operand is one 8-byte load), the V
+//      codebook values as fp16 pairs of two columns ([dim][column pair]: the P·V B operand), the
+//      K block scales and the V scale — by column: column 2p is token p of the tile, 2p + 1 token
+//      p + 16 (pm_decode); a token past ctx or in a block with an id outside [0, num_blocks) is
+//      masked and never read; chunk — the raw k ([token][dim pair]) and v ([dim][token pair]),
+//      columns in token order;
 //   2. scores (each warp, its 16 pairs × 32 tokens): prefix — per 64-dim K block two
 //      mma.m16n8k32.s8 of the int8 query (one scale per row) against the codebook bytes, exact in
-//      int32, times the token's K block scale, the 4 blocks summed in order (a fused multiply-add
+//      int32, times the column's K block scale, the 4 blocks summed in order (a fused multiply-add
 //      per block after the first), times the row's factor fp32(query scale · sm_scale·log2(e)) ·
 //      1/64; chunk — per 64-dim block a chain of four m16n8k16 of the
 //      fp16 q and k, the 4 block sums added in order, times sm_scale·log2(e);
-//   3. online softmax in base 2 in registers (lane (g, t) holds rows g and g + 8, tokens 8n + 2t,
-//      8n + 2t + 1 of each 8-token column tile n; row max and Σ p by butterflies over t; exp2 is
+//   3. online softmax in base 2 in registers (lane (g, t) holds rows g and g + 8, columns 8n + 2t,
+//      8n + 2t + 1 of each 8-column tile n; row max and Σ p by butterflies over t; exp2 is
 //      ex2.approx.ftz: 2 ulps, results below 2^-126 flushed, as the bounds allow);
 //      P' = fp16(p·(V scale·64)) for a prefix token, P = fp16(p) for a chunk token, exactly 0
 //      for a masked one; the scores' accumulator layout is the next product's A operand, so P never
@@ -191,7 +193,7 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int tk = 2 * tp + c;                      // the column of token tp + 16c
       const bool ok = sm.u.pre.ok[buf][tp + 16 * c];  // (ok: by token)
-      d.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] is rewritten by the next tile's copies meanwhile
+      d.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] takes a later tile's flags while d is multiplied
       const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
       OCT_UNROLL for (int bb = 0; bb < 4; bb++) d.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
       // The V scale times 64 (exact): P' = fp16(p · vs · 64) in one product (the same value as the
@@ -313,7 +315,7 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
   const float ninf = -oct_inf();
   // Scores: per K block two m16n8k32 (exact int32), times the token's K block scale and added
   // in block order (one fused multiply-add per block after the first), times the row's factor.
-  // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: token 2t's scale for token 2t + 1)
+  // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: column 2t's scale for column 2t + 1)
   // Lane (g, t)'s B operand of column tile n, k-step ks: row 8n + g, chunk 4ks + t, at
   // pm_kchunk: with g < 8 and n < 4 that is chunk 4(ks ^ (n >> 1)) + (t ^ (g >> 2) ^ 2(n & 1)), so
   // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load cost 7 %

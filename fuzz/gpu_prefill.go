@@ -97,7 +97,7 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	if d.intn(0, 1, "hostile") == 1 {
 		c.HostileSeed = d.u64("hostile_seed") | 1
 	}
-	c.Splits = pick(d, []int{0, 0, 0, 1, 2, 3, 7, 64}, "num_splits") // last: older seeds' bytes end before it (0)
+	c.Splits = pick(d, []int{0, 0, 0, 1, 2, 3, 7, 64}, "num_splits") // drawn last (octant-cases/4; the seed corpus regenerated)
 	if len(c.Batch.Requests) == 1 && c.Batch.Requests[0].SeqLen >= gpuPrefillLongOptions.MinSeqLen && d.intn(0, 1, "long_one_split") == 1 {
 		c.Splits = 1
 	}

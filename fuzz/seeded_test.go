@@ -35,7 +35,7 @@ var pinnedSeeded = map[arch.Op]string{
 	arch.Rotate:  "48e81de626b8de54d73b2b88359b1bf6f6848f59d5197104bc84e920dca08324",
 	arch.Decode:  "f3a5556f11229135a597527956e1e0883cad46891d684bdfe94d951788639d59",
 	arch.Reduce:  "342c8c8463a87e0ea5caeae48d0890b8c1f217545c2965af65d4e9c60c41d87b",
-	arch.Prefill: "d5055843f8a6c301013f4a20d708a30b67fdd1b3d04cf92763553d93c33f1f5a",
+	arch.Prefill: "ebc0ee76d36dacd0009e2a9a6229d2f24cf64accb431396c4183cabc19fd462c",
 }
 
 // TestSeededRecipesPinned: the conformance battery's cases come from the seeded generator alone:

@@ -166,6 +166,9 @@ func fuzzTargets() []fuzzTarget {
 			seed("hostile-fill", func(c *GPUPrefillCase) bool {
 				return c.HostileSeed != 0 && slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen > r.QueryLen })
 			}),
+			// the mma tier's prefix splits: the most, and more splits than the prefix has tiles
+			seed("splits-64", func(c *GPUPrefillCase) bool { return c.Splits == 64 && c.Batch.MaxSeq() > 64 }),
+			seed("splits-over-several-sequences", func(c *GPUPrefillCase) bool { return c.Splits > 1 && len(c.Batch.Requests) >= 2 }),
 		}},
 		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
 			seed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),

@@ -55,7 +55,8 @@ num_splits auto = clamp(⌈16·SMs / (⌈rows per call / query_group⌉ · Hkv)�
   T = 768 tokens, 384 when query_group · G > 8;
 query_group auto = min(4, query tokens per request).
 A prefill spec passes --splits as octave_prefill's num_splits: auto is 0 (the tier chooses: the
-mma tier splits the prefix when its grid leaves SMs idle), N (1..64) asks the mma tier for N.
+mma tier splits the prefix when its grid leaves SMs idle), N (1..64) asks the mma tier for N
+(more than 64 fails the prefill specs with NUM_SPLITS).
 Progress goes to stderr, the table to stdout, all numbers to --json FILE.
 
 Exit status: 0 success; 1 a decode call failed or its output was not finite; 2 usage or

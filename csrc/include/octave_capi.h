@@ -442,7 +442,8 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * "The mma tier: prefill"). The workspace (num_splits x num_tokens x num_q_heads x 1040 bytes) is
  * allocated on first need and kept until octave_close; when the tier chooses (num_splits 0) and the
  * allocation fails, it does not split; an explicit num_splits > 1 whose workspace cannot be
- * allocated is OCTAVE_ERR_RUNTIME. Calls on one context that split are serialized on its stream. */
+ * allocated is OCTAVE_ERR_RUNTIME. The mma tier's fp16 prefill calls on one context hold its
+ * workspace lock while they are checked and enqueued (so that two calls' partials never meet). */
 typedef struct octave_prefill_args {
   uint64_t struct_size;
   void* out;                 /* device, [T][Hq][256] dtype, rotated; 2-byte aligned */

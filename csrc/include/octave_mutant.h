@@ -55,6 +55,6 @@
 #define OCT_MUT_DECODE_MMA_L_F16 40  // decode (mma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
 #define OCT_MUT_DECODE_MMA_KLEN_EDGE 41  // decode (mma): a query attends to the token at its klen too (tg <= klen: the tile edge one past a causal length)
 #define OCT_MUT_PREFILL_MMA_CAUSAL 42  // prefill (mma): chunk mask u <= j + 1 (the causal edge one token late: a row sees the next row's token)
-#define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of token 2t applied to token 2t + 1 too (the accumulator's second column forgotten)
+#define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of column 2t applied to column 2t + 1 too (the accumulator's second column forgotten; with the eleventh session's column order, token p's scale for token p + 16)
 #define OCT_MUT_PREFILL_MMA_SPLIT_EDGE 44  // prefill (mma): with prefix splits, every split but the last stops one 32-token tile short of the next split's first (a split boundary off by a tile)
 #define OCT_MUT_PREFILL_MMA_MERGE_WEIGHT 45  // prefill (mma): the split merge adds each split's o and l without its weight 2^(m_s - M) (partials of different running maxima summed as if in one unit)
