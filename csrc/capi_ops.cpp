@@ -113,9 +113,10 @@ int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
                   op, tier, name, ctx->arch, offered);
 }
 
-int check_splits(const char* op, int32_t ns) {
-  if (ns >= 1 && ns <= 1024) return OCTAVE_OK;
-  return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 1..1024", op, ns);
+// num_splits within lo..hi: decode and reduce 1..1024, prefill 0 (the tier chooses)..64.
+int check_splits(const char* op, int32_t ns, int32_t lo = 1, int32_t hi = 1024) {
+  if (ns >= lo && ns <= hi) return OCTAVE_OK;
+  return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected %d..%d", op, ns, lo, hi);
 }
 
 // The workspace of a decode: num_q x hq x ns x pstride x 4 bytes. False when the product does not fit
@@ -457,9 +458,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
   OCT_TRY(check_head(op, a.head_size));
-  if (a.num_splits < 0 || a.num_splits > OCT_PM_MAX_SPLITS)
-    return oct_fail(OCTAVE_ERR_NUM_SPLITS, "%s: num_splits = %d, expected 0 (the tier chooses) to %d", op, a.num_splits,
-                    (int)OCT_PM_MAX_SPLITS);
+  OCT_TRY(check_splits(op, a.num_splits, 0, OCT_PM_MAX_SPLITS));
   OCT_TRY(check_scale(op, a.sm_scale));
   OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
   OCT_TRY(check_count(op, "num_seqs", a.num_seqs, 0, INT32_MAX));
@@ -494,8 +493,8 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_ptr(op, "block_table", a.block_table, a.max_blocks > 0));
   // The mma tier's grid: one workgroup per OCT_PM_PAIRS (row, query head) pairs of a KV head.
   const int32_t group = a.num_q_heads / a.num_kv_heads;
-  if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16 &&
-      ((int64_t)a.num_tokens * group + OCT_PM_PAIRS - 1) / OCT_PM_PAIRS > INT32_MAX)
+  const int64_t pm_tiles = ((int64_t)a.num_tokens * group + OCT_PM_PAIRS - 1) / OCT_PM_PAIRS;  // per KV head
+  if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16 && pm_tiles > INT32_MAX)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
                     "%s: grid too large: num_tokens %d x G %d = %lld (row, head) pairs make more than 2^31 - 1 "
                     "workgroups of %d on the mma tier",
@@ -515,8 +514,8 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
   p.splits = 1;
   if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16) {
-    const int64_t wgs = ((int64_t)a.num_tokens * group + OCT_PM_PAIRS - 1) / OCT_PM_PAIRS * a.num_kv_heads;
-    const int splits = a.num_splits > 0 ? a.num_splits : oct_pm_auto_splits(wgs, ctx->props.multiProcessorCount, p.kv_max);
+    const int splits = a.num_splits > 0 ? a.num_splits
+                                         : oct_pm_auto_splits(pm_tiles * a.num_kv_heads, ctx->props.multiProcessorCount, p.kv_max);
     std::lock_guard<std::mutex> lock(ctx->pm_mu);  // the workspace: from its sizing through the merge's launch
     if (splits > 1) {
       const uint64_t bytes = (uint64_t)splits * (uint64_t)a.num_tokens * (uint64_t)a.num_q_heads * OCT_PM_PSTRIDE * 4;
