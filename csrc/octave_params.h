@@ -75,6 +75,7 @@ struct OctPrefillParams {
   float score_scale;  // sm_scale * log2(e)
   int32_t splits;     // mma tier: prefix splits (grid z); > 1: partials to ws, then the merge
   float* ws;          // [rows][hq][splits][OCT_PM_PSTRIDE] floats: o[256], m (log2 units), l
+  int32_t bs_shift;   // log2(block_size) when it is a power of two, else -1 (a shift for the division)
 };
 
 struct OctQueryMapsParams {

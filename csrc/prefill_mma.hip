@@ -95,12 +95,18 @@ struct PmSmem {
 
 #if OCT_MMA_BODY
 
+// Token position tg's block in its table row (a shift when the block size is a power of two: the
+// division is about 20 instructions, 3 of them on the conversion unit, per copy and tile).
+OCT_DEV uint32_t pm_block_of(const OctPrefillParams& p, uint32_t tg) {
+  return p.bs_shift >= 0 ? tg >> p.bs_shift : tg / (uint32_t)p.block_size;
+}
+
 // The first slot of the 16 tokens th..th+15 of KV head offset hoff, when they lie in one block
 // (block size a multiple of 16, th too) that is valid and th is below te; else nullptr.
 template <int FMT>
 OCT_DEV const uint8_t* pm_half(const OctPrefillParams& p, const int32_t* btr, int64_t th, int64_t te, int64_t hoff) {
   if (th >= te) return nullptr;  // (th < te <= max_blocks·block_size: the table lookup stays in its row)
-  const uint32_t lb = (uint32_t)th / (uint32_t)p.block_size;
+  const uint32_t lb = pm_block_of(p, (uint32_t)th);
   const int32_t bid = btr[lb];
   if (bid < 0 || bid >= p.num_blocks) return nullptr;
   return p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)th - lb * (uint32_t)p.block_size) * DecFmt<FMT>::SLOT;
@@ -115,12 +121,21 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
   const int64_t hoff = (int64_t)h * p.c_sh;
   // Token positions fit 32 bits (below ctx <= an int32 seq_len).
   if (F::CONTIG_OK && contig) {  // each 16-token half of the tile lies in one block: half the threads copy each
-    if (tid < PM_TOK) sm.u.pre.ok[buf][tid] = ts + tid < te && pm_half<FMT>(p, btr, ts + 16 * (tid >> 4), te, hoff);
-    const int hf = tid / (PM_THREADS / 2);
+    const int hf = tid / (PM_THREADS / 2), r = tid % (PM_THREADS / 2);
     const uint8_t* src = pm_half<FMT>(p, btr, ts + 16 * hf, te, hoff);
+    // Token 16hf + r / (PM_THREADS / 32)'s flag, from every (PM_THREADS / 32)th thread of the half
+    // (its own half's pointer: no second lookup).
+    if (r % (PM_THREADS / 32) == 0) {
+      const int tk = 16 * hf + r / (PM_THREADS / 32);
+      sm.u.pre.ok[buf][tk] = ts + tk < te && src;
+    }
+    // The half's F::SLOT 16-byte units, a fixed count of predicated copies per thread (a loop over
+    // a thread-dependent count was compiled as a general loop).
     if (src)
-      for (int u = tid % (PM_THREADS / 2); u < F::SLOT; u += PM_THREADS / 2)
-        oct_copy_g2s16(dst + 16 * F::SLOT * hf + 16 * u, src + 16 * u);
+      OCT_UNROLL for (int i = 0; i < (F::SLOT + PM_THREADS / 2 - 1) / (PM_THREADS / 2); i++) {
+        const int u = r + i * (PM_THREADS / 2);
+        if (u < F::SLOT) oct_copy_g2s16(dst + 16 * F::SLOT * hf + 16 * u, src + 16 * u);
+      }
     return;
   }
   enum { PARTS = PM_THREADS / PM_TOK };  // threads per token
@@ -128,7 +143,7 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
   const int64_t tg = ts + tk;
   const uint8_t* src = nullptr;
   if (tg < te) {
-    const uint32_t lb = (uint32_t)tg / (uint32_t)p.block_size;
+    const uint32_t lb = pm_block_of(p, (uint32_t)tg);
     const int32_t bid = btr[lb];
     if (bid >= 0 && bid < p.num_blocks)
       src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)tg - lb * (uint32_t)p.block_size) * p.c_st;
@@ -189,17 +204,25 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
     // Byte e of (a0, a1) is dim run0 + e/2 (e even) or run1 + e/2 (e odd) (dec_vbytes).
     OCT_UNROLL for (int e = 0; e < 8; e++) d.v[((e & 1) ? run1 : run0) + (e >> 1)][tp] = pr[e];
   }
-  if (dg == 0) {
-    OCT_UNROLL for (int c = 0; c < 2; c++) {
-      const int tk = 2 * tp + c;                      // the column of token tp + 16c
-      const bool ok = sm.u.pre.ok[buf][tp + 16 * c];  // (ok: by token)
-      d.okd[tp].v[c] = ok ? 1.0f : 0.0f;  // ok[buf] takes a later tile's flags while d is multiplied
-      const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
-      OCT_UNROLL for (int bb = 0; bb < 4; bb++) d.ks[bb][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : bb]) : 0.0f;
+  // The columns' flags and scales, spread over the warps (the barrier after the decode waits for
+  // the slowest; with every item in the first warp it carried about 60 instructions more per tile):
+  // column 2tp + c (token tp + 16c), c = dg & 1, items dg >> 1, dg >> 1 + PM_DG / 2, .. of the six —
+  // K block scales 0..3, the V scale, the flag. With 8 warps warp w holds dg 2w and 2w + 1, so an
+  // item is uniform in a warp.
+  const int c = dg & 1;
+  for (int item = dg >> 1; item < 6; item += PM_DG / 2) {
+    const bool ok = sm.u.pre.ok[buf][tp + 16 * c];  // (ok: by token; ok[buf] takes a later tile's
+                                                    // flags while d is multiplied)
+    const uint16_t* sc = (const uint16_t*)((c ? rb : ra) + F::SCALES);
+    if (item < 4) {
+      d.ks[item][tp].v[c] = ok ? oct_f16_to_f32(sc[F::COMPACT ? 0 : item]) : 0.0f;
+    } else if (item == 4) {
       // The V scale times 64 (exact): P' = fp16(p · vs · 64) in one product (the same value as the
       // two products: scaling by 2^6 commutes with the rounding, and a product small enough to
       // tell them apart is 0 as fp16).
-      d.vs[tk] = ok ? oct_mul_rn(oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]), 64.0f) : 0.0f;
+      d.vs[2 * tp + c] = ok ? oct_mul_rn(oct_f16_to_f32(sc[F::COMPACT ? 1 : 4]), 64.0f) : 0.0f;
+    } else {
+      d.okd[tp].v[c] = ok ? 1.0f : 0.0f;
     }
   }
 }
@@ -296,16 +319,15 @@ OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&a
       o[n].r[2] = oct_mul_rn(o[n].r[2], alpha[1]), o[n].r[3] = oct_mul_rn(o[n].r[3], alpha[1]);
     }
   }
+  // k-step outside: the two products into o[n] are 32 mma apart instead of back to back.
   const int g = lane >> 2, t = lane & 3;
-  OCT_UNROLL for (int n = 0; n < 32; n++) {
-    const uint32_t* vr = v[8 * n + g];
-    const uint32_t r[4] = {vr[t], vr[4 + t], vr[8 + t], vr[12 + t]};  // k-step 0: r0, r1; k-step 1: r2, r3
-    OCT_UNROLL for (int k = 0; k < 2; k++) {
+  OCT_UNROLL for (int k = 0; k < 2; k++)
+    OCT_UNROLL for (int n = 0; n < 32; n++) {
+      const uint32_t* vr = v[8 * n + g] + 8 * k;  // token pairs 8k + t, 8k + 4 + t
       OctMmaB16 b;
-      b.r[0] = r[2 * k], b.r[1] = r[2 * k + 1];
+      b.r[0] = vr[t], b.r[1] = vr[4 + t];
       o[n] = oct_mma_m16n8k16_f32_f16(pa[k], b, o[n]);
     }
-  }
 }
 
 // One decoded prefix tile d against warp w's 16 pairs (lane (g, t)): scores, online softmax, P·V.
