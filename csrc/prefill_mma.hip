@@ -206,9 +206,9 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
   }
   // The columns' flags and scales, spread over the warps (the barrier after the decode waits for
   // the slowest; with every item in the first warp it carried about 60 instructions more per tile):
-  // column 2tp + c (token tp + 16c), c = dg & 1, items dg >> 1, dg >> 1 + PM_DG / 2, .. of the six —
-  // K block scales 0..3, the V scale, the flag. With 8 warps warp w holds dg 2w and 2w + 1, so an
-  // item is uniform in a warp.
+  // column 2tp + c (token tp + 16c), c = dg & 1, items (dg >> 1), (dg >> 1) + PM_DG / 2, .. of the
+  // six — K block scales 0..3, the V scale, the flag. A warp holds the groups dg = 2w', 2w' + 1 (one
+  // value of dg >> 1), so its items are uniform in it.
   const int c = dg & 1;
   for (int item = dg >> 1; item < 6; item += PM_DG / 2) {
     const bool ok = sm.u.pre.ok[buf][tp + 16 * c];  // (ok: by token; ok[buf] takes a later tile's
