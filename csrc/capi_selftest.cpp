@@ -61,10 +61,11 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
   octave_mma_selftest_args a;
   if (int s = oct_args(in, a, op)) return s;
   if (int s = oct_enter(ctx, op)) return s;
-  if (a.form != OCTAVE_MMA_M16N8K16_F32_F16 && a.form != OCTAVE_MMA_M16N8K32_S32_S8 && a.form != OCTAVE_MMA_LDMATRIX_X4)
+  if (a.form < OCTAVE_MMA_M16N8K16_F32_F16 || a.form > OCTAVE_MMA_WGMMA_M64N256K16)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
-                    "%s: form = %d, expected 0 (m16n8k16 f32 <- f16), 1 (m16n8k32 s32 <- s8) or 2 (ldmatrix.x4)", op,
-                    a.form);
+                    "%s: form = %d, expected 0 (m16n8k16 f32 <- f16), 1 (m16n8k32 s32 <- s8), 2 (ldmatrix.x4) or 3 "
+                    "(wgmma m64n256k16)",
+                    op, a.form);
   if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
   if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;
 #if defined(OCT_AMD)
@@ -72,6 +73,13 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
                   "%s: %s has no mma.sync (NVIDIA sm_80 and later run the instruction; the emulator runs the model)", op,
                   ctx->arch);
 #else
+#if defined(OCT_NV) && !OCT_BUILD_SM90A
+  if (a.form == OCTAVE_MMA_WGMMA_M64N256K16)
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                    "%s: form 3 (wgmma) needs a library built for sm_90a (make cuda builds one); this one was built "
+                    "without it",
+                    op);
+#endif
   OctMmaSelftestParams p;
   p.a = a.a, p.b = a.b, p.c = a.c, p.d = a.d, p.form = a.form, p.n = a.n;
   OCT_LAUNCHED(op, "octave_mma_selftest_kernel", oct_launch_mma_selftest(p));

@@ -13,6 +13,8 @@ enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per
 // the H200: 10.80 against 11.21 ms on q2ks100k-pf, docs/measurements.md, tenth session).
 // With prefix splits (octave_prefill's num_splits) each split writes one partial of
 // OCT_PM_PSTRIDE floats per (row, query head): o[256] unnormalized, m in log2 units, l.
+// The wgmma self-test's per-problem B words (mma_selftest.hip): a header, then the shared image.
+enum { OCT_WG_HEADER = 4, OCT_WG_IMAGE = 8192 };
 enum { OCT_PM_WARPS = 8, OCT_PM_PAIRS = 16 * OCT_PM_WARPS, OCT_PM_MAX_SPLITS = 64, OCT_PM_PSTRIDE = 260 };
 
 struct OctStoreParams {

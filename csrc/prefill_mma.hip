@@ -33,8 +33,12 @@
 //      P' = fp16(p·(V scale·64)) for a prefix token, P = fp16(p) for a chunk token, exactly 0
 //      for a masked one; the scores' accumulator layout is the next product's A operand, so P never
 //      leaves the registers;
-//   4. P·V: o (16 rows × 256 dims per warp, fp32, in registers) rescaled by alpha, then two
-//      m16n8k16 per 8-dim column tile.
+//   4. P·V: o (16 rows × 256 dims per warp, fp32, in registers) rescaled by alpha, then, for a
+//      prefix tile on sm_90a builds and the emulator (OCT_WGMMA), one asynchronous wgmma
+//      m64n256k16 per 16-column k-step and warpgroup (4 warps, 64 pairs) with P from registers and
+//      V^T from shared memory in wgmma's core-matrix layout (pm_voff), waited for before the next
+//      tile's barrier so that it runs beside the next tile's decode; for a chunk tile, and for a
+//      prefix tile without wgmma, two m16n8k16 per 8-dim column tile.
 // One online softmax covers both phases (base 2: the running max never changes units); between
 // them o, which holds Σ P'·codebook = 64·64 times the V units, is multiplied by 2^-12 (exact).
 // out = o / l rounded to fp16, still rotated. bf16 (an Octant extension) is served by the WMMA
@@ -45,6 +49,7 @@
 #include "octave_mutant.h"
 #include "octave_params.h"
 #include "octave_slot.h"
+#include "octave_wgmma.h"
 
 enum {
   PM_WARPS = OCT_PM_WARPS,    // warps per workgroup (octave_params.h)
@@ -56,6 +61,17 @@ enum {
   PM_VROW = 20,        // words per dim row of V^T: 16 token pairs, + 4 (banks)
   PM_HROW = 132,       // words per token row of the chunk's k: 128 dim pairs, + 4 (banks)
   PM_RAW = PM_TOK * 248,  // bytes of one staged tile of raw slots (the largest slot)
+  // A decoded tile's V^T as wgmma's B (OCT_WGMMA): core matrices of 8 dims × 8 columns (fp16),
+  // PM_VLBO bytes apart along the columns (K) and PM_VSBO along the dims (N). The padding makes the
+  // decode's stores conflict-free: a warp stores column pairs 0..15 of two dim groups 2 apart, at
+  // words 36·(cp / 4) + cp % 4 (banks 0..15) + 152·group (16 banks further for group + 2).
+  PM_VLBO = 144,
+  PM_VSBO = 608,
+#if OCT_WGMMA
+  PM_VBYTES = 32 * PM_VSBO,
+#else
+  PM_VBYTES = 256 * PM_VROW * 4,  // [dim][column pair], PM_VROW words per dim (mma.sync's B loads)
+#endif
 };
 // The decode and chunk staging split a token pair's work among PM_DG thread groups evenly.
 static_assert(PM_DG <= 16 && 16 % PM_DG == 0 && PM_THREADS % PM_TOK == 0, "PM_WARPS: 2, 4 or 8");
@@ -68,7 +84,7 @@ struct alignas(8) PmPair {  // two consecutive columns' (tokens') values
 // pm_decode).
 struct PmDec {
   alignas(16) uint8_t k[PM_TOK][PM_KROW];  // K codebook bytes: [column][chunk: k-step, lane group (pm_kchunk)][8]
-  alignas(16) uint32_t v[256][PM_VROW];    // V codebook values: [dim][column pair], fp16 pairs
+  alignas(16) uint8_t v[PM_VBYTES];        // V codebook values, fp16 pairs of two columns (pm_voff)
   PmPair ks[4][PM_TOK / 2];                // K block scales: [block][column pair]
   alignas(8) float vs[PM_TOK];             // V scale · 64, by column
   PmPair okd[PM_TOK / 2];                  // the column's token is attended (1.0) or not (0.0)
@@ -159,6 +175,16 @@ OCT_DEV void pm_vpairs(uint32_t a, uint32_t b, uint32_t out[4]) {
   OCT_UNROLL for (int hb = 0; hb < 2; hb++) oct_h4_codes(oct_pair_tokens(a, b, hb), out[2 * hb], out[2 * hb + 1]);
 }
 
+// Byte offset of the fp16 pair of column pair cp (columns 2cp, 2cp + 1) and dim dim in a decoded
+// tile's V: wgmma's core matrices (PM_VLBO, PM_VSBO), or [dim][column pair] rows of PM_VROW words.
+OCT_DEV int pm_voff(int dim, int cp) {
+#if OCT_WGMMA
+  return (cp >> 2) * PM_VLBO + (dim >> 3) * PM_VSBO + (dim & 7) * 16 + (cp & 3) * 4;
+#else
+  return (dim * PM_VROW + cp) * 4;
+#endif
+}
+
 // Byte offset of 8-byte chunk c (k-step c / 4, lane group c % 4) in row r of a decoded tile's K:
 // the chunk index XOR bits 2..4 of the row. With rows of 288 bytes (72 words: 8 mod 32) the
 // decode's stores — 16 threads, rows 2tp (or 2tp + 1), one chunk — and the scores' B loads — rows
@@ -202,7 +228,7 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
     int run0, run1;
     dec_runs<FMT>(l, run0, run1);
     // Byte e of (a0, a1) is dim run0 + e/2 (e even) or run1 + e/2 (e odd) (dec_vbytes).
-    OCT_UNROLL for (int e = 0; e < 8; e++) d.v[((e & 1) ? run1 : run0) + (e >> 1)][tp] = pr[e];
+    OCT_UNROLL for (int e = 0; e < 8; e++) *(uint32_t*)(d.v + pm_voff(((e & 1) ? run1 : run0) + (e >> 1), tp)) = pr[e];
   }
   // The columns' flags and scales, spread over the warps (the barrier after the decode waits for
   // the slowest; with every item in the first warp it carried about 60 instructions more per tile):
@@ -311,14 +337,17 @@ OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& 
 // same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
 // tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
 // docs/measurements.md, tenth session.)
-OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
-                   int lane) {
+OCT_DEV void pm_rescale(OctMmaF32 (&o)[32], const float (&alpha)[2]) {
   if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
     OCT_UNROLL for (int n = 0; n < 32; n++) {
       o[n].r[0] = oct_mul_rn(o[n].r[0], alpha[0]), o[n].r[1] = oct_mul_rn(o[n].r[1], alpha[0]);
       o[n].r[2] = oct_mul_rn(o[n].r[2], alpha[1]), o[n].r[3] = oct_mul_rn(o[n].r[3], alpha[1]);
     }
   }
+}
+OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
+                   int lane) {
+  pm_rescale(o, alpha);
   // k-step outside: the two products into o[n] are 32 mma apart instead of back to back.
   const int g = lane >> 2, t = lane & 3;
   OCT_UNROLL for (int k = 0; k < 2; k++)
@@ -328,6 +357,32 @@ OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&a
       b.r[0] = vr[t], b.r[1] = vr[4 + t];
       o[n] = oct_mma_m16n8k16_f32_f16(pa[k], b, o[n]);
     }
+}
+
+#if OCT_WGMMA
+// The same on wgmma (sm_90a): each 4-warp half of the workgroup is a warpgroup whose 64 rows are
+// its warps' pairs; per 16-column k-step one m64n256k16 with P from registers and V^T (v, in
+// pm_voff's core matrices) through a descriptor. Asynchronous: issued and committed here; the
+// caller waits (pm_wg_wait) before o or v is touched again.
+OCT_DEV void pm_pv_wg(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const PmSmem& sm,
+                      const uint8_t* v) {
+  pm_rescale(o, alpha);
+  oct_wgmma_fence();
+  // (mutant OCT_MUT_PREFILL_MMA_VSTEP: k-step 1 starts at 1 × PM_VLBO, one core matrix early)
+  OCT_UNROLL for (int k = 0; k < 2; k++) {
+    const int kc = OCT_MUTANT(OCT_MUT_PREFILL_MMA_VSTEP) ? k : 2 * k;  // the k-step's first core matrix along K
+    oct_wgmma_m64n256k16_f32_f16(o, pa[k], &sm, oct_wgmma_desc(&sm, v + kc * PM_VLBO, PM_VLBO, PM_VSBO));
+  }
+  oct_wgmma_commit();
+}
+#endif
+// The prefix's P·V products of this warpgroup are done (nothing without wgmma).
+OCT_DEV void pm_wg_wait(OctMmaF32 (&o)[32]) {
+#if OCT_WGMMA
+  oct_wgmma_wait<0>(o);
+#else
+  (void)o;
+#endif
 }
 
 // One decoded prefix tile d against warp w's 16 pairs (lane (g, t)): scores, online softmax, P·V.
@@ -381,7 +436,11 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
   OctMmaA16 pa[2];
   float alpha[2];
   pm_softmax<1>(sc, d.vs, t, R, pa, alpha);
-  pm_pv(o, pa, alpha, d.v, lane);
+#if OCT_WGMMA
+  pm_pv_wg(o, pa, alpha, sm, d.v);
+#else
+  pm_pv(o, pa, alpha, (const uint32_t(*)[PM_VROW])d.v, lane);
+#endif
 }
 
 template <int FMT>
@@ -480,6 +539,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     for (int64_t jt = t0; jt < t1; jt++) {
       const int buf = (int)((jt - t0) & 1);
       oct_async_wait<0>();  // tile jt + 1's copies (this thread's)
+      pm_wg_wait(o);        // tile jt − 1's P·V, which reads the buffer tile jt + 1 is decoded into
       oct_sync();
       if (jt + 2 < t1) pm_issue<FMT>(p, sm, buf, btr, PM_TOK * (jt + 2), ctx, h, contig, tid);
       oct_async_commit();
@@ -487,6 +547,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       if (jt + 1 < t1) pm_decode<FMT>(sm, buf ^ 1, sm.u.pre.dec[buf ^ 1], tid);
     }
     oct_async_wait<0>();
+    pm_wg_wait(o);
     // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
     OCT_UNROLL for (int n = 0; n < 32; n++)
       OCT_UNROLL for (int e = 0; e < 4; e++) o[n].r[e] = oct_mul_rn(o[n].r[e], 0x1p-12f);

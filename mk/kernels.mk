@@ -4,7 +4,9 @@
 #               clang-19 with libamdhip64-dev (HIP 5.2 runtime), installed with apt-get if missing.
 #   make isa    device-only code objects per AMD target, disassembled with llvm-objdump-19 and
 #               checked against the arch registry (go run ./arch/cmd/isacheck).
-#   make cuda   build/liboctave_cuda.so for sm_90 with nvcc (on the GPU machine).
+#   make cuda   build/liboctave_cuda.so for sm_90 with nvcc (on the GPU machine): code for sm_90a
+#               (the wgmma the mma prefill uses), named sm_90 (the arch the library serves).
+#               CUDA_ARCH=sm_90 builds it without wgmma (the mma.sync path, for an A/B).
 #   make emu    build/liboctave_emu.so: the same kernels on the CPU emulator (csrc/emu), any C++17
 #               compiler; lets the C ABI and the kernels run where there is no GPU.
 
@@ -18,7 +20,9 @@ KHDRS        := $(wildcard csrc/*.h csrc/include/*.h csrc/emu/*.h)
 KINC         := -Icsrc/include -Icsrc
 LLVM_BIN     ?= /usr/lib/llvm-19/bin
 HIP_ARCHS    ?= gfx1100 gfx942
-CUDA_ARCH    ?= sm_90
+CUDA_ARCH    ?= sm_90a
+CUDA_TARGET  ?= sm_90
+KCUDA_DEFS    = -DOCTAVE_TARGETS='"$(CUDA_TARGET)"' $(if $(filter sm_90a,$(CUDA_ARCH)),-DOCT_BUILD_SM90A=1)
 NVCC         ?= nvcc
 HIPCC        ?= $(shell command -v hipcc 2>/dev/null)
 KCXX         ?= $(CXX)
@@ -110,7 +114,7 @@ cuda:
 
 $(KBUILD)/cuda/%.o: csrc/% $(KHDRS)
 	@mkdir -p $(@D)
-	$(NVCC) -x cu -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xcompiler -fPIC $(KINC) -DOCTAVE_TARGETS='"$(CUDA_ARCH)"' -c $< -o $@
+	$(NVCC) -x cu -arch=$(CUDA_ARCH) -O3 -std=c++17 -Xcompiler -fPIC $(KINC) $(KCUDA_DEFS) -c $< -o $@
 
 $(KBUILD)/liboctave_cuda.so: $(KCUDA_OBJ)
 	$(NVCC) -arch=$(CUDA_ARCH) -shared $(KCUDA_OBJ) -o $@
@@ -120,10 +124,14 @@ $(KBUILD)/liboctave_cuda.so: $(KCUDA_OBJ)
 # declarations in csrc/emu/cuda_standin/cuda_runtime.h replace the CUDA toolkit headers.
 KCUDA_CLANG = $(LLVM_BIN)/clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudainc -nocudalib -std=c++17 \
   -Xclang -target-sdk-version=12.0 -D__CUDACC__ -Icsrc/emu/cuda_standin -include cuda_runtime.h $(KINC)
+# The files with wgmma (octave_wgmma.h) again for sm_90a, the build that ships: their wgmma path.
+KWG_SRC = $(shell grep -l octave_wgmma.h $(KSRC_DEV))
 cuda-syntax: | kernels-toolchain
 	@for f in $(KSRC_DEV) $(KSRC_HOST); do \
 	  $(KCUDA_CLANG) -fsyntax-only $$f || exit 1; \
-	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90)"
+	done; for f in $(KWG_SRC); do \
+	  $(KCUDA_CLANG) --cuda-gpu-arch=sm_90a --cuda-device-only -fsyntax-only $$f || exit 1; \
+	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90), $(words $(KWG_SRC)) with wgmma for sm_90a too"
 
 # Registers, stack and spills of every sm_90 kernel without a GPU or the CUDA toolkit: clang-19
 # compiles each device file to PTX with the stand-in's device functions inline
@@ -187,7 +195,7 @@ cuda-mutant:
 	@command -v $(NVCC) >/dev/null 2>&1 || { echo "make cuda-mutant: nvcc not found (NVCC=$(NVCC))" >&2; exit 1; }
 	@mkdir -p $(KBUILD)/mutants
 	$(NVCC) -x cu -arch=$(CUDA_ARCH) -O3 -std=c++17 -shared -Xcompiler -fPIC $(KINC) -DOCTAVE_MUTANT=$(MUTANT) \
-	  -DOCTAVE_TARGETS='"$(CUDA_ARCH)"' $(KSRC_DEV) $(KSRC_HOST) -o $(KBUILD)/mutants/liboctave_cuda_m$(MUTANT).so
+	  $(KCUDA_DEFS) $(KSRC_DEV) $(KSRC_HOST) -o $(KBUILD)/mutants/liboctave_cuda_m$(MUTANT).so
 	@echo "cuda-mutant: built $(KBUILD)/mutants/liboctave_cuda_m$(MUTANT).so (mutant $(MUTANT), corpus/mutants.md)"
 emu-mutant:
 	@mkdir -p $(KBUILD)/mutants/emu$(MUTANT)

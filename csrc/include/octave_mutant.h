@@ -58,3 +58,4 @@
 #define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of column 2t applied to column 2t + 1 too (the accumulator's second column forgotten; with the eleventh session's column order, token p's scale for token p + 16)
 #define OCT_MUT_PREFILL_MMA_SPLIT_EDGE 44  // prefill (mma): with prefix splits, every split but the last stops one 32-token tile short of the next split's first (a split boundary off by a tile)
 #define OCT_MUT_PREFILL_MMA_MERGE_WEIGHT 45  // prefill (mma): the split merge adds each split's o and l without its weight 2^(m_s - M) (partials of different running maxima summed as if in one unit)
+#define OCT_MUT_PREFILL_MMA_VSTEP 46  // prefill (mma, wgmma path): the P·V's second k-step reads V one core matrix too early along K (its descriptor's start at 1 × LBO instead of 2 × LBO: columns 8..23 multiplied by P's columns 16..31)

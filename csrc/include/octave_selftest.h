@@ -57,9 +57,16 @@ int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* a
 enum octave_mma_form {
   OCTAVE_MMA_M16N8K16_F32_F16 = 0, /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 */
   OCTAVE_MMA_M16N8K32_S32_S8 = 1,  /* mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 */
-  OCTAVE_MMA_LDMATRIX_X4 = 2       /* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a holds [32 lanes][4] words
+  OCTAVE_MMA_LDMATRIX_X4 = 2,      /* ldmatrix.sync.aligned.m8n8.x4.shared.b16: a holds [32 lanes][4] words
                                       copied to shared memory as 32 rows of 16 bytes, b[lane][0] the row
                                       (0..31) whose address the lane gives, d the loaded registers; c unused */
+  OCTAVE_MMA_WGMMA_M64N256K16 = 3  /* wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16, A from registers,
+                                      B from shared memory (no swizzle), one warpgroup of 128 threads per
+                                      problem: a [n][128][4] A registers, b [n][4 + 8192] words (LBO, SBO,
+                                      the start's byte offset in the image, 0; then the 32-KB shared image),
+                                      c and d [n][128][128] registers. sm_90a builds and the emulator only; the
+                                      header is not checked: LBO, SBO and the start multiples of 16 that keep
+                                      B inside the image are the caller's duty */
 };
 
 typedef struct octave_mma_selftest_args {
@@ -72,8 +79,9 @@ typedef struct octave_mma_selftest_args {
   int32_t n;         /* problems, 1..65535: one warp of 32 lanes each */
 } octave_mma_selftest_args; /* 48 bytes */
 
-/* Statuses: INVALID_ARGUMENT (form, n, NULL, struct_size), ALIGNMENT, UNSUPPORTED_TIER (a device
- * without mma.sync: the HIP builds), LAUNCH. */
+/* Statuses: INVALID_ARGUMENT (form, n, NULL, struct_size), ALIGNMENT,
+ * UNSUPPORTED_TIER (a device without mma.sync: the HIP builds; form 3 on a CUDA build without sm_90a),
+ * LAUNCH. */
 int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 
 #ifdef __cplusplus
