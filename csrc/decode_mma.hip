@@ -4,7 +4,7 @@
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
 //
-// Workgroup (row chunk, split, KV head), 4 warps. The queries of a row set (the chunk's rows of one
+// Workgroup (row chunk, split, KV head), 4 warps (DM_WARPS). The queries of a row set (the chunk's rows of one
 // request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass": one or two 8-column
 // N tiles). Each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
 // split (tiles aligned to multiples of 16; tokens outside the split masked), with no workgroup
@@ -31,7 +31,15 @@
 #include "octave_params.h"
 #include "octave_slot.h"
 
+// Warps per workgroup, each its own pipeline over the split's tiles. 8 (with OCT_DM_OCC1=1 and
+// OCT_DM_OCC2=1) was measured against 4 on the H200 and not kept: big 1.03 against 0.63 ms,
+// q1s100k the same (docs/measurements.md, "Thirteenth session", call 3).
+#ifndef OCT_DM_WARPS
+#define OCT_DM_WARPS 4
+#endif
 enum {
+  DM_WARPS = OCT_DM_WARPS,
+  DM_THREADS = 32 * DM_WARPS,
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
   DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
@@ -41,12 +49,12 @@ enum {
 // than the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
 template <int NT>
 struct DmSmem {
-  alignas(16) uint8_t stage[OCT_WAVES][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
+  alignas(16) uint8_t stage[DM_WARPS][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
   alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane] (INT8K: [8][32][8 bytes])
   float qs[8 * NT];                                           // INT8K: each query's scale qmax / 127
-  alignas(8) uint16_t pt[OCT_WAVES][NT][8][DM_TOK];           // per warp: P' as [query][token]
-  int64_t off[OCT_WAVES][DM_TOK];                             // per warp: slot offsets of the tile being staged
-  float mw[OCT_WAVES][8 * NT], lw[OCT_WAVES][8 * NT];         // per warp: m and l of each query
+  alignas(8) uint16_t pt[DM_WARPS][NT][8][DM_TOK];           // per warp: P' as [query][token]
+  int64_t off[DM_WARPS][DM_TOK];                             // per warp: slot offsets of the tile being staged
+  float mw[DM_WARPS][8 * NT], lw[DM_WARPS][8 * NT];         // per warp: m and l of each query
 };
 
 #if OCT_MMA_BODY
@@ -154,7 +162,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   // The queries' B fragments: rotated like K in float32, rounded to fp16, at their dec_qpos places;
   // columns past np zero.
   oct_sync();  // the previous pass's shared memory is read
-  for (int c = w; c < 8 * NT; c += OCT_WAVES) {
+  for (int c = w; c < 8 * NT; c += DM_WARPS) {
     float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (c < s.np) {
       const int q = s.qb + c;
@@ -216,12 +224,12 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   uint32_t mcur = 0, mnext = 0, mlast = 0;
   if (w < ntile) mcur = dm_issue<FMT>(p, s, sm, stage0, btr, tfirst + DM_TOK * w, contig, lane, w);
   oct_async_commit();
-  if (w + OCT_WAVES < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + OCT_WAVES), contig, lane, w);
+  if (w + DM_WARPS < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + DM_WARPS), contig, lane, w);
   oct_async_commit();
-  for (int it = w; it < ntile; it += OCT_WAVES) {
+  for (int it = w; it < ntile; it += DM_WARPS) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
-    if (it + 2 * OCT_WAVES < ntile)
-      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * OCT_WAVES, contig, lane, w);
+    if (it + 2 * DM_WARPS < ntile)
+      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * DM_WARPS, contig, lane, w);
     oct_async_commit();
     oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
     oct_sync_wave();
@@ -377,9 +385,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int qc = 8 * n + 2 * t + c;
       float mx = sm.mw[0][qc];
-      OCT_UNROLL for (int v = 1; v < OCT_WAVES; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
+      OCT_UNROLL for (int v = 1; v < DM_WARPS; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
       float l = 0.0f;
-      OCT_UNROLL for (int v = 0; v < OCT_WAVES; v++)
+      OCT_UNROLL for (int v = 0; v < DM_WARPS; v++)
         l = oct_fma(sm.lw[v][qc], mx == ninf ? 0.0f : oct_exp2(sm.mw[v][qc] - mx), l);
       f[n][c] = mx == ninf ? 0.0f : oct_exp2(mrun[n][c] - mx);
       mall[n][c] = mx, lall[n][c] = l;
@@ -410,7 +418,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
             OCT_UNROLL for (int v = 0; v < 4; v++) {
               const int qc = 8 * n + 2 * t + (v & 1), e = 2 * hb + (v >> 1);
               float x = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
-              OCT_UNROLL for (int u = 0; u < OCT_WAVES - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
+              OCT_UNROLL for (int u = 0; u < DM_WARPS - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
               if (qc < s.np)  // o = Σ P'·codebook / (κ·64)
                 p.partials[dm_prow(p, s, s.qb + qc) + (e & 1 ? run1 : run0) + 2 * k + (e >> 1)] =
                     oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
@@ -443,7 +451,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
   }
   OCT_UNROLL for (int j = 0; j < 4; j++) {
     if (!((exist & ~valid) >> j & 1)) continue;
-    for (int q = w; q < p.g; q += OCT_WAVES) {
+    for (int q = w; q < p.g; q += DM_WARPS) {
       const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + q) * p.num_splits + split;
       dm_write_empty(p.partials + prow * p.pstride, lane);
     }
@@ -471,7 +479,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
     s.t0 = t0, s.te = t1 < kmax && !OCT_MUTANT(OCT_MUT_DECODE_MMA_SPLIT_EDGE) ? t1 : (int64_t)kmax;
     if (s.te <= s.t0) {  // no token of the split for this set: empty partials, nothing read
       s.qb = 0, s.np = nq;
-      for (int q = w; q < nq; q += OCT_WAVES) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
+      for (int q = w; q < nq; q += DM_WARPS) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
       continue;
     }
     for (int qb = 0; qb < nq; qb += 8 * NT) {
@@ -501,16 +509,19 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 // One kernel per format (the layout is a compile-time constant) and pass width: NT 1 (up to 8
 // queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2.
 #define OCT_DM_KERNEL(name, fmt, nt, occ) \
-  OCT_KERNEL_OCC(OCT_THREADS, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt) }
+  OCT_KERNEL_OCC(DM_THREADS, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt) }
 #ifndef OCT_DM_OCC1
 #define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
 #endif
 OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_OCC1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_OCC1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 2)
+#ifndef OCT_DM_OCC2
+#define OCT_DM_OCC2 2  // the same for the NT 2 kernels
+#endif
+OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, OCT_DM_OCC2)
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
@@ -522,13 +533,13 @@ static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams
   if (e == cudaSuccess)  // the largest shared-memory carve-out, so that 4 workgroups fit an SM
     e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   if (e != cudaSuccess) return e;
-  kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(OCT_THREADS), bytes, 0>>>(p);
+  kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(DM_THREADS), bytes, 0>>>(p);
   return oct_launch_status();
 }
 #define OCT_DM_LAUNCH(name, nt) return dm_launch<nt>(name, p, chunks)
 #else
 #define OCT_DM_LAUNCH(name, nt) \
-  OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, OCT_THREADS, p); \
+  OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, DM_THREADS, p); \
   return oct_launch_status()
 #endif
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p) {
