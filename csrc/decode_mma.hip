@@ -4,11 +4,11 @@
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
 //
-// Workgroup (row chunk, split, KV head), 4 warps (DM_WARPS). The queries of a row set (the chunk's rows of one
-// request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass": one or two 8-column
-// N tiles). Each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
-// split (tiles aligned to multiples of 16; tokens outside the split masked), with no workgroup
-// barrier inside the token loop:
+// Workgroup (row chunk, split, KV head), 4 warps (DM_WARPS). The queries of a row set (the
+// chunk's rows of one request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass":
+// one or two 8-column N tiles). Each warp is its own pipeline over the 16-token tiles ts = 16k,
+// 16(k + 4), ... of the split (tiles aligned to multiples of 16; tokens outside the split
+// masked), with no workgroup barrier inside the token loop:
 //   - staging: the tile's raw slots go to the warp's shared memory with cp.async, one tile ahead:
 //     16-byte copies of the whole tile when its 16 slots are contiguous (block size a multiple of
 //     16, token stride = slot bytes, 16-byte aligned block and head strides), else per slot in
