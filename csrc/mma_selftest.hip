@@ -55,15 +55,16 @@ OCT_KERNEL(128) void octave_wgmma_selftest_kernel(OctMmaSelftestParams p) {
     const OctU4 x = {s[0], s[1], s[2], s[3]};
     img[i] = x;
   }
+  oct_wgmma_proxy_fence();  // the image's stores, visible to wgmma's reads (the async proxy)
   oct_sync();
-  OctMmaA16 a;
+  OctMmaA16 a[2];  // (oct_wgmma_fence takes a k-step pair; the second is unused)
   OctMmaF32 d[32];
-  for (int i = 0; i < 4; i++) a.r[i] = p.a[th * 4 + i];
+  for (int i = 0; i < 4; i++) a[0].r[i] = p.a[th * 4 + i], a[1].r[i] = 0;
   OCT_UNROLL for (int j = 0; j < 32; j++)
     OCT_UNROLL for (int i = 0; i < 4; i++) d[j].r[i] = oct_u2f(p.c[th * 128 + 4 * j + i]);
   const uint64_t desc = oct_wgmma_desc(img, (const uint8_t*)img + hb[2], hb[0], hb[1]);
-  oct_wgmma_fence();
-  oct_wgmma_m64n256k16_f32_f16(d, a, img, desc);
+  oct_wgmma_fence(d, a);
+  oct_wgmma_m64n256k16_f32_f16(d, a[0], img, desc);
   oct_wgmma_commit();
   oct_wgmma_wait<0>(d);
   OCT_UNROLL for (int j = 0; j < 32; j++)

@@ -67,12 +67,11 @@ enum {
   // words 36·(cp / 4) + cp % 4 (banks 0..15) + 152·group (16 banks further for group + 2).
   PM_VLBO = 144,
   PM_VSBO = 608,
-#if OCT_WGMMA
-  PM_VBYTES = 32 * PM_VSBO,
-#else
-  PM_VBYTES = 256 * PM_VROW * 4,  // [dim][column pair], PM_VROW words per dim (mma.sync's B loads)
-#endif
+  // Bytes of a decoded tile's V in either layout (the larger, [dim][column pair] rows of PM_VROW
+  // words for mma.sync's B loads), so that PmSmem is one size on the host and every device pass.
+  PM_VBYTES = 256 * PM_VROW * 4,
 };
+static_assert(32 * PM_VSBO <= PM_VBYTES && 3 * PM_VLBO + 128 <= PM_VSBO, "wgmma's V layout fits");
 // The decode and chunk staging split a token pair's work among PM_DG thread groups evenly.
 static_assert(PM_DG <= 16 && 16 % PM_DG == 0 && PM_THREADS % PM_TOK == 0, "PM_WARPS: 2, 4 or 8");
 
@@ -251,6 +250,9 @@ OCT_DEV void pm_decode(PmSmem& sm, int buf, PmDec& d, int tid) {
       d.okd[tp].v[c] = ok ? 1.0f : 0.0f;
     }
   }
+  // V is read by wgmma (the async proxy): this thread's stores made visible to it before the
+  // barrier that precedes the product (nothing without wgmma).
+  oct_wgmma_proxy_fence();
 }
 
 // Stages chunk tokens us..us+31 (those at or below umax) of KV head h, rows qstart + u of k and v.
@@ -364,10 +366,10 @@ OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&a
 // its warps' pairs; per 16-column k-step one m64n256k16 with P from registers and V^T (v, in
 // pm_voff's core matrices) through a descriptor. Asynchronous: issued and committed here; the
 // caller waits (pm_wg_wait) before o or v is touched again.
-OCT_DEV void pm_pv_wg(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const PmSmem& sm,
+OCT_DEV void pm_pv_wg(OctMmaF32 (&o)[32], OctMmaA16 (&pa)[2], const float (&alpha)[2], const PmSmem& sm,
                       const uint8_t* v) {
   pm_rescale(o, alpha);
-  oct_wgmma_fence();
+  oct_wgmma_fence(o, pa);
   // (mutant OCT_MUT_PREFILL_MMA_VSTEP: k-step 1 starts at 1 × PM_VLBO, one core matrix early)
   OCT_UNROLL for (int k = 0; k < 2; k++) {
     const int kc = OCT_MUTANT(OCT_MUT_PREFILL_MMA_VSTEP) ? k : 2 * k;  // the k-step's first core matrix along K

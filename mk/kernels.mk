@@ -21,8 +21,10 @@ KINC         := -Icsrc/include -Icsrc
 LLVM_BIN     ?= /usr/lib/llvm-19/bin
 HIP_ARCHS    ?= gfx1100 gfx942
 CUDA_ARCH    ?= sm_90a
-CUDA_TARGET  ?= sm_90
-KCUDA_DEFS    = -DOCTAVE_TARGETS='"$(CUDA_TARGET)"' $(if $(filter sm_90a,$(CUDA_ARCH)),-DOCT_BUILD_SM90A=1)
+# The architecture the library serves (OCTAVE_TARGETS): CUDA_ARCH without its "a" (sm_90a's code
+# runs on sm_90 only); the host knows about wgmma (OCT_BUILD_SM90A) when CUDA_ARCH names 90a.
+CUDA_TARGET  ?= $(patsubst %a,%,$(CUDA_ARCH))
+KCUDA_DEFS    = -DOCTAVE_TARGETS='"$(CUDA_TARGET)"' $(if $(findstring 90a,$(CUDA_ARCH)),-DOCT_BUILD_SM90A=1)
 NVCC         ?= nvcc
 HIPCC        ?= $(shell command -v hipcc 2>/dev/null)
 KCXX         ?= $(CXX)
@@ -133,7 +135,8 @@ cuda-syntax: | kernels-toolchain
 	  $(KCUDA_CLANG) --cuda-gpu-arch=sm_90a --cuda-device-only -fsyntax-only $$f || exit 1; \
 	done; echo "cuda-syntax: $(words $(KSRC_DEV) $(KSRC_HOST)) files pass clang's CUDA front end (host and sm_90), $(words $(KWG_SRC)) with wgmma for sm_90a too"
 
-# Registers, stack and spills of every sm_90 kernel without a GPU or the CUDA toolkit: clang-19
+# Registers, stack and spills of every sm_90 kernel without a GPU or the CUDA toolkit (the sm_90
+# code: CUDA 11.8's ptxas predates wgmma, so the mma prefill is its mma.sync path here): clang-19
 # compiles each device file to PTX with the stand-in's device functions inline
 # (cuda_device_inline.h), and ptxas reports. ptxas comes from PATH, PTXAS=..., or Debian's
 # nvidia-cuda-toolkit (non-free, CUDA 11.8: ptxas supports sm_90), fetched once into

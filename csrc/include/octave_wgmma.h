@@ -22,8 +22,12 @@
 //       base offset 0, 62–63 swizzle mode 0 (none).
 // Asynchrony: wgmma.fence before the first wgmma that reads registers other instructions wrote
 // (the accumulators, A), commit_group after the calls, wait_group N before the accumulators or
-// the shared B are touched again; oct_wgmma_wait also fences the accumulators so that the compiler
-// moves no read of them above the wait.
+// the shared B are touched again. oct_wgmma_fence first pins the accumulators and A (empty asm
+// that "modifies" them) so that the compiler moves no write of them below the fence, and
+// oct_wgmma_wait pins the accumulators after the wait so that it moves no read of them above it.
+// B is read through the async proxy: shared-memory stores of the generic proxy (st.shared) are
+// made visible to it by fence.proxy.async.shared::cta in each storing thread, before the barrier
+// that orders them with the wgmma (oct_wgmma_proxy_fence).
 //
 // The model: synchronous (the fence, commit and wait are nothing): each warp's A rows times B
 // read through the descriptor, with the mma.sync model's arithmetic (octave_mma.h: exact products
@@ -56,7 +60,14 @@ OCT_DEV uint64_t oct_wgmma_desc(const void* base, const void* p, uint32_t lbo, u
   (void)base;
   return oct_wgmma_fields(oct_smem_u32(p), lbo, sbo);
 }
-OCT_DEV void oct_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+OCT_DEV void oct_wgmma_fence(OctMmaF32 (&d)[32], OctMmaA16 (&a)[2]) {
+  OCT_UNROLL for (int j = 0; j < 32; j++)
+    OCT_UNROLL for (int i = 0; i < 4; i++) asm volatile("" : "+f"(d[j].r[i])::"memory");
+  OCT_UNROLL for (int k = 0; k < 2; k++)
+    OCT_UNROLL for (int i = 0; i < 4; i++) asm volatile("" : "+r"(a[k].r[i])::"memory");
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+OCT_DEV void oct_wgmma_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 OCT_DEV void oct_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 // Waits until at most N committed groups are pending, then fences the accumulators d.
 template <int N>
@@ -122,7 +133,10 @@ OCT_DEV uint64_t oct_wgmma_desc(const void* base, const void* p, uint32_t lbo, u
     __builtin_trap();
   return oct_wgmma_fields((uint32_t)off, lbo, sbo);
 }
-OCT_DEV void oct_wgmma_fence() {}
+OCT_DEV void oct_wgmma_fence(OctMmaF32 (&d)[32], OctMmaA16 (&a)[2]) {
+  (void)d, (void)a;
+}
+OCT_DEV void oct_wgmma_proxy_fence() {}
 OCT_DEV void oct_wgmma_commit() {}
 template <int N>
 OCT_DEV void oct_wgmma_wait(OctMmaF32 (&d)[32]) {
@@ -149,3 +163,7 @@ OCT_DEV void oct_wgmma_m64n256k16_f32_f16(OctMmaF32 (&d)[32], const OctMmaA16& a
 }
 #endif  // OCT_NV
 #endif  // OCT_WGMMA
+
+#if OCT_MMA_BODY && !OCT_WGMMA
+OCT_DEV void oct_wgmma_proxy_fence() {}  // no wgmma: nothing reads shared memory through the async proxy
+#endif
