@@ -37,12 +37,21 @@
 #ifndef OCT_DM_WARPS
 #define OCT_DM_WARPS 4
 #endif
+// The end of a pass writes the partial rows through shared memory, coalesced (1), or straight from
+// warp 0's registers (0, the measured kernel). Nsight Compute on q1s100k (thirteenth session,
+// call 4) put a third of the decode's stall samples at the barrier where warps 1..3 wait for warp
+// 0's uncoalesced 4-byte stores (one per dim group and query: 32 sectors per instruction). 1 is
+// tested on the emulator (the INT8K variant library builds it) and not yet measured on a GPU.
+#ifndef OCT_DM_COALESCE
+#define OCT_DM_COALESCE 0
+#endif
 enum {
   DM_WARPS = OCT_DM_WARPS,
   DM_THREADS = 32 * DM_WARPS,
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
   DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
+  DM_RES = 264,         // words per merged row in the coalesced write-out (OCT_DM_COALESCE)
 };
 
 // Shared memory of a workgroup whose passes take NT N tiles (8·NT queries): 55 KB for NT 1, more
@@ -394,6 +403,12 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     }
   }
   float* ob = (float*)&sm.stage[0][0][0];  // [warp 1..3][M tile][element][lane]
+#if OCT_DM_COALESCE
+  // The N tile's merged rows, [query][DM_RES words: dim d at d + d / 32] (the skew and the row
+  // stride, 8 mod 32 words, keep warp 0's stores — 8 dim groups 32 apart × 4 queries — on 32 banks).
+  float* res = ob + (DM_WARPS - 1) * 16 * 4 * 32;
+  static_assert(((DM_WARPS - 1) * 16 * 4 * 32 + 8 * DM_RES) * 4 <= (int)sizeof(sm.stage), "merge buffers");
+#endif
   OCT_UNROLL for (int n = 0; n < NT; n++) {
     if (w > 0) {
       OCT_UNROLL for (int mt = 0; mt < 16; mt++)
@@ -419,14 +434,26 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
               const int qc = 8 * n + 2 * t + (v & 1), e = 2 * hb + (v >> 1);
               float x = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
               OCT_UNROLL for (int u = 0; u < DM_WARPS - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
-              if (qc < s.np)  // o = Σ P'·codebook / (κ·64)
-                p.partials[dm_prow(p, s, s.qb + qc) + (e & 1 ? run1 : run0) + 2 * k + (e >> 1)] =
-                    oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
+              const int d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
+              const float y = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
+#if OCT_DM_COALESCE
+              res[(qc - 8 * n) * DM_RES + d + (d >> 5)] = y;
+#else
+              if (qc < s.np) p.partials[dm_prow(p, s, s.qb + qc) + d] = y;
+#endif
             }
           }
       }
     }
     oct_sync();
+#if OCT_DM_COALESCE
+    // The rows to the partials, consecutive threads at consecutive dims (warp 0's stores above
+    // went one dim per lane group and query: 32 sectors per store instruction).
+    for (int i = oct_tid(); i < 8 * 256; i += DM_THREADS) {
+      const int q = i >> 8, d = i & 255;
+      if (8 * n + q < s.np) p.partials[dm_prow(p, s, s.qb + 8 * n + q) + d] = res[q * DM_RES + d + (d >> 5)];
+    }
+#endif
   }
 }
 
