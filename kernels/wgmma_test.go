@@ -276,3 +276,17 @@ func TestWGMMAFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestMMASelftestForms: a form outside 0..3 is refused with INVALID_ARGUMENT on every build, before
+// anything runs (the buffers are never touched); form 3 on a CUDA library without sm_90a is
+// UNSUPPORTED_TIER (TestWGMMAModel skips on it, naming the build).
+func TestMMASelftestForms(t *testing.T) {
+	r := newMMARunner(t)
+	for _, form := range []int32{-1, 4, 1 << 30} {
+		a := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: 4, B: 4, C: 4, D: 4, Form: form, N: 1}
+		err := r.l.call("octave_mma_selftest", func() int32 { return r.fn(r.d.ctx, &a) })
+		if ke, ok := err.(*Error); !ok || ke.Status != ErrInvalidArgument {
+			t.Errorf("form %d: got %v, expected INVALID_ARGUMENT", form, err)
+		}
+	}
+}
