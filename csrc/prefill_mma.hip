@@ -334,11 +334,7 @@ OCT_DEV void pm_softmax(const float (&s)[4][4], const float* vs, int t, PmRows& 
   }
 }
 
-// o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
-// The B operands are four 32-bit loads per 8-dim column tile. (One ldmatrix.x4 per tile loads the
-// same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
-// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
-// docs/measurements.md, tenth session.)
+// o rescaled by alpha (rows g, g + 8) when a row's max grew.
 OCT_DEV void pm_rescale(OctMmaF32 (&o)[32], const float (&alpha)[2]) {
   if (alpha[0] != 1.0f || alpha[1] != 1.0f) {
     OCT_UNROLL for (int n = 0; n < 32; n++) {
@@ -347,6 +343,11 @@ OCT_DEV void pm_rescale(OctMmaF32 (&o)[32], const float (&alpha)[2]) {
     }
   }
 }
+// o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
+// The B operands are four 32-bit loads per 8-dim column tile. (One ldmatrix.x4 per tile loads the
+// same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
+// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
+// docs/measurements.md, tenth session.)
 OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
                    int lane) {
   pm_rescale(o, alpha);
