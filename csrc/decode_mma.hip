@@ -6,9 +6,11 @@
 //
 // Workgroup (row chunk, split, KV head), 4 warps (DM_WARPS). The queries of a row set (the
 // chunk's rows of one request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass":
-// one or two 8-column N tiles). Each warp is its own pipeline over the 16-token tiles ts = 16k,
-// 16(k + 4), ... of the split (tiles aligned to multiples of 16; tokens outside the split
-// masked), with no workgroup barrier inside the token loop:
+// one or two 8-column N tiles); when a chunk has more queries than one pass takes (MTP rows), its
+// passes go to ⌈G·query_group / pass width⌉ workgroups side by side (p.wpc), not one after
+// another. Each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
+// split (tiles aligned to multiples of 16; tokens outside the split masked), with no workgroup
+// barrier inside the token loop:
 //   - staging: the tile's raw slots go to the warp's shared memory with cp.async, one tile ahead:
 //     16-byte copies of the whole tile when its 16 slots are contiguous (block size a multiple of
 //     16, token stride = slot bytes, 16-byte aligned block and head strides), else per slot in
@@ -25,7 +27,8 @@
 //   - O^T += V^T·P'^T: M = 16 dims, N = 8 queries, K = 16 tokens; lane g's V bytes are dims of V
 //     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves.
 // At the end of the split the warps' (m, l, o) are merged in shared memory (warp 0 sums, in warp
-// order) and warp 0 writes the partial rows, o = Σ P'·codebook / (256·64).
+// order, into rows in shared memory) and the workgroup writes the partial rows coalesced,
+// o = Σ P'·codebook / (256·64).
 #include "octave_lane.h"
 #include "octave_mma.h"
 #include "octave_params.h"
@@ -37,21 +40,13 @@
 #ifndef OCT_DM_WARPS
 #define OCT_DM_WARPS 4
 #endif
-// The end of a pass writes the partial rows through shared memory, coalesced (1), or straight from
-// warp 0's registers (0, the measured kernel). Nsight Compute on q1s100k (thirteenth session,
-// call 4) put a third of the decode's stall samples at the barrier where warps 1..3 wait for warp
-// 0's uncoalesced 4-byte stores (one per dim group and query: 32 sectors per instruction). 1 is
-// tested on the emulator (the INT8K variant library builds it) and not yet measured on a GPU.
-#ifndef OCT_DM_COALESCE
-#define OCT_DM_COALESCE 0
-#endif
 enum {
   DM_WARPS = OCT_DM_WARPS,
   DM_THREADS = 32 * DM_WARPS,
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
   DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
-  DM_RES = 264,         // words per merged row in the coalesced write-out (OCT_DM_COALESCE)
+  DM_RES = 264,         // words per merged row in the write-out
 };
 
 // Shared memory of a workgroup whose passes take NT N tiles (8·NT queries): 55 KB for NT 1, more
@@ -403,12 +398,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     }
   }
   float* ob = (float*)&sm.stage[0][0][0];  // [warp 1..3][M tile][element][lane]
-#if OCT_DM_COALESCE
   // The N tile's merged rows, [query][DM_RES words: dim d at d + d / 32] (the skew and the row
   // stride, 8 mod 32 words, keep warp 0's stores — 8 dim groups 32 apart × 4 queries — on 32 banks).
   float* res = ob + (DM_WARPS - 1) * 16 * 4 * 32;
   static_assert(((DM_WARPS - 1) * 16 * 4 * 32 + 8 * DM_RES) * 4 <= (int)sizeof(sm.stage), "merge buffers");
-#endif
   OCT_UNROLL for (int n = 0; n < NT; n++) {
     if (w > 0) {
       OCT_UNROLL for (int mt = 0; mt < 16; mt++)
@@ -436,31 +429,30 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
               OCT_UNROLL for (int u = 0; u < DM_WARPS - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
               const int d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
               const float y = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
-#if OCT_DM_COALESCE
               res[(qc - 8 * n) * DM_RES + d + (d >> 5)] = y;
-#else
-              if (qc < s.np) p.partials[dm_prow(p, s, s.qb + qc) + d] = y;
-#endif
             }
           }
       }
     }
     oct_sync();
-#if OCT_DM_COALESCE
-    // The rows to the partials, consecutive threads at consecutive dims (warp 0's stores above
-    // went one dim per lane group and query: 32 sectors per store instruction).
+    // The rows to the partials, consecutive threads at consecutive dims. (Warp 0 storing them
+    // straight from its registers, one dim per lane group and query, is 32 sectors per store
+    // instruction: on the H200 that write-out was a third of q1s100k's decode, 51.9 against
+    // 34.2 µs; docs/measurements.md, "Fourteenth session", call 1.)
     for (int i = oct_tid(); i < 8 * 256; i += DM_THREADS) {
       const int q = i >> 8, d = i & 255;
       if (8 * n + q < s.np) p.partials[dm_prow(p, s, s.qb + 8 * n + q) + d] = res[q * DM_RES + d + (d >> 5)];
     }
-#endif
   }
 }
 
 template <int FMT, int NT>
 OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
   const int lane = oct_lane(), w = oct_wave();
-  const int row0 = oct_bid_x() * p.qgroup, split = oct_bid_y(), h = oct_bid_z();
+  // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
+  // (counted over the chunk's row sets in order) going to pi = k % wpc.
+  const int wpc = p.wpc > 1 ? p.wpc : 1, pi = oct_bid_x() % wpc;
+  const int row0 = oct_bid_x() / wpc * p.qgroup, split = oct_bid_y(), h = oct_bid_z();
   const int64_t t0 = (int64_t)split * p.split_len;
   const int64_t t1 = t0 + p.split_len < p.kv_max ? t0 + p.split_len : p.kv_max;
 
@@ -476,15 +468,17 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
     k = k < p.kv_max ? k : p.kv_max;
     if (r >= 0 && r < p.num_reqs && k > 0) req[j] = r, klen[j] = (int)k, valid |= 1 << j;
   }
-  OCT_UNROLL for (int j = 0; j < 4; j++) {
-    if (!((exist & ~valid) >> j & 1)) continue;
-    for (int q = w; q < p.g; q += DM_WARPS) {
-      const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + q) * p.num_splits + split;
-      dm_write_empty(p.partials + prow * p.pstride, lane);
+  if (pi == 0) {
+    OCT_UNROLL for (int j = 0; j < 4; j++) {
+      if (!((exist & ~valid) >> j & 1)) continue;
+      for (int q = w; q < p.g; q += DM_WARPS) {
+        const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + q) * p.num_splits + split;
+        dm_write_empty(p.partials + prow * p.pstride, lane);
+      }
     }
   }
 
-  int remaining = valid;
+  int remaining = valid, k = 0;
   while (remaining) {
     // The row set: remaining rows with the request of the lowest remaining row.
     int first = 0;
@@ -504,13 +498,18 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
     const int nq = nrows * p.g;
     // (mutant OCT_MUT_DECODE_MMA_SPLIT_EDGE: the split does not end at t1)
     s.t0 = t0, s.te = t1 < kmax && !OCT_MUTANT(OCT_MUT_DECODE_MMA_SPLIT_EDGE) ? t1 : (int64_t)kmax;
-    if (s.te <= s.t0) {  // no token of the split for this set: empty partials, nothing read
-      s.qb = 0, s.np = nq;
-      for (int q = w; q < nq; q += DM_WARPS) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
+    if (s.te <= s.t0) {  // no token of the split for this set: empty partials, nothing read (one pass)
+      if (k++ % wpc == pi) {
+        s.qb = 0, s.np = nq;
+        for (int q = w; q < nq; q += DM_WARPS) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
+      }
       continue;
     }
-    for (int qb = 0; qb < nq; qb += 8 * NT) {
-      s.qb = qb, s.np = nq - qb < 8 * NT ? nq - qb : 8 * NT;
+    // Passes of equal width (24 queries in two passes: 12 + 12, not 16 + 8).
+    const int npass = (nq + 8 * NT - 1) / (8 * NT), width = (nq + npass - 1) / npass;
+    for (int qb = 0; qb < nq; qb += width) {
+      if (k++ % wpc != pi) continue;
+      s.qb = qb, s.np = nq - qb < width ? nq - qb : width;
       dm_pass<FMT, NT>(p, s, sm, lane, w);
     }
   }
@@ -569,9 +568,14 @@ static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams
   OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, DM_THREADS, p); \
   return oct_launch_status()
 #endif
-hipError_t oct_launch_decode_mma(const OctDecodeParams& p) {
-  const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup;
-  if (p.g * p.qgroup <= 8) {
+hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
+  // The chunk's passes (G · query_group queries, 8 or 16 per pass) go to as many workgroups, so
+  // that MTP rows cost one pass's latency, not several in a row.
+  OctDecodeParams p = p0;
+  const int nt = p.g * p.qgroup <= 8 ? 1 : 2;
+  p.wpc = (p.g * p.qgroup + 8 * nt - 1) / (8 * nt);
+  const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
+  if (nt == 1) {
     switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
       case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1);
       case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1);
