@@ -66,7 +66,30 @@ func alloc(d *kernels.Device, s Spec, what string, n int64, fill byte) (*kernels
 // f16Rand is a standard normal value rounded to fp16, as raw bits.
 func f16Rand(rng *rand.Rand) uint16 { return oracle.F32ToF16(float32(rng.NormFloat64())) }
 
-// Setup allocates and fills the buffers of spec s with splits (0: auto) and builds its calls.
+// decodeShape is what num_splits "auto" depends on for decode spec s: the most query rows of one
+// call, the query_group and kv_max.
+func decodeShape(s Spec, o Options) (rowsPerCall, queryGroup, kvMax int) {
+	queryGroup = o.QueryGroup
+	if queryGroup == 0 {
+		queryGroup = AutoQueryGroup(s)
+	}
+	for _, r := range s.Calls(o.MaxRows) {
+		rowsPerCall = max(rowsPerCall, r.Hi-r.Lo)
+	}
+	return rowsPerCall, queryGroup, s.BlocksPerReq(o.BlockSize) * o.BlockSize
+}
+
+// TierAutoSplits is num_splits "auto" for decode spec s on tier t: AutoSplitsMMA on the mma tier,
+// AutoSplits on the others.
+func TierAutoSplits(t kernels.Tier, s Spec, o Options, computeUnits int) int {
+	rows, qg, kvMax := decodeShape(s, o)
+	if t == kernels.TierMMA {
+		return AutoSplitsMMA(rows, qg, s.G, s.KVHeads, kvMax, computeUnits)
+	}
+	return AutoSplits(rows, qg, s.G, s.KVHeads, kvMax, computeUnits)
+}
+
+// Setup allocates and fills the buffers of spec s with splits (0: auto, AutoSplits) and builds its calls.
 // progress receives a line about the cache it fills. The inputs depend only on s and o.Seed.
 func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(string, ...any)) (c *Case, err error) {
 	slot := o.Fmt.SlotBytes()
@@ -88,16 +111,9 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 		need += 2 * int64(numQ*s.KVHeads*HeadSize*2) // the chunk's K and V
 		c.Splits = splits                            // octave_prefill's num_splits (0: the tier chooses)
 	} else {
-		c.QueryGroup = o.QueryGroup
-		if c.QueryGroup == 0 {
-			c.QueryGroup = AutoQueryGroup(s)
-		}
+		var rowsPerCall, kvMax int
+		rowsPerCall, c.QueryGroup, kvMax = decodeShape(s, o)
 		calls = s.Calls(o.MaxRows)
-		rowsPerCall := 0
-		for _, r := range calls {
-			rowsPerCall = max(rowsPerCall, r.Hi-r.Lo)
-		}
-		kvMax := c.MaxBlocks * bs
 		c.Splits = splits
 		if c.Splits == 0 {
 			c.Splits = AutoSplits(rowsPerCall, c.QueryGroup, s.G, s.KVHeads, kvMax, d.Info.ComputeUnits)

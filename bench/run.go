@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,9 +168,10 @@ func tierNames(ts []kernels.TierDesc) []string {
 	return out
 }
 
-// runOne sets up spec s at num_splits ns once, then times and checks each tier of cfg over those
-// inputs: one result per tier. A failure is in its result and returned; a failed setup fails
-// every tier's result.
+// runOne sets up spec s at num_splits ns, then times and checks each tier of cfg over those
+// inputs: one result per tier. With ns 0 (auto) on a decode spec each tier gets its own rule's
+// count (TierAutoSplits), and the spec is set up once per distinct count. A failure is in its
+// result and returned; a failed setup fails the results of the tiers it was for.
 func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps float64, sp func(string, ...any)) ([]Result, []error) {
 	slot := cfg.Fmt.SlotBytes()
 	base := Result{Spec: s.Name, Summary: strings.ReplaceAll(s.Summary, "\n", " "), Reqs: s.Reqs, Tokens: s.Tokens, QPerReq: s.QPerReq,
@@ -177,7 +179,43 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 		CacheBytes: s.CacheBytes(slot, cfg.BlockSize), Bytes: s.ReadBytes(slot),
 		FP16Bytes: s.FP16Bytes(), QKPairs: s.QKPairs(), Calls: len(s.Calls(cfg.MaxRows))}
 	sp("%s", s.Shape())
-	tiers := tiersOrPortable(cfg.Tiers)
+	op := arch.Decode
+	if s.Prefill {
+		op = arch.Prefill
+	}
+	// The tiers that offer the op, grouped by the num_splits each is timed at, in tier order.
+	type group struct {
+		ns    int
+		tiers []kernels.TierDesc
+	}
+	var groups []group
+	for _, t := range tiersOrPortable(cfg.Tiers) {
+		if t.Ops != 0 && !t.Offers(op) { // (Ops 0: the portable default of an empty Config.Tiers)
+			sp("tier %s: no %s on this tier, skipped", t.Name, op)
+			continue
+		}
+		n := ns
+		if n == 0 && !s.Prefill {
+			n = TierAutoSplits(t.Tier, s, cfg.Options, d.Info.ComputeUnits)
+		}
+		i := slices.IndexFunc(groups, func(g group) bool { return g.ns == n })
+		if i < 0 {
+			groups, i = append(groups, group{ns: n}), len(groups)
+		}
+		groups[i].tiers = append(groups[i].tiers, t)
+	}
+	var out []Result
+	var errs []error
+	for _, g := range groups {
+		rs, es := runTiers(d, s, g.ns, g.tiers, base, cfg, fl, hbmGBps, sp)
+		out, errs = append(out, rs...), append(errs, es...)
+	}
+	return out, errs
+}
+
+// runTiers sets up spec s at num_splits ns once and times and checks tiers over it.
+func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base Result, cfg Config, fl *Flusher, hbmGBps float64,
+	sp func(string, ...any)) ([]Result, []error) {
 	var out []Result
 	var errs []error
 	c, err := Setup(d, s, ns, cfg.Options, sp)
@@ -191,15 +229,7 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 	}
 	defer c.Free()
 	base.Splits, base.QueryGroup, base.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
-	op := arch.Decode
-	if s.Prefill {
-		op = arch.Prefill
-	}
 	for _, t := range tiers {
-		if t.Ops != 0 && !t.Offers(op) { // (Ops 0: the portable default of an empty Config.Tiers)
-			sp("tier %s: no %s on this tier, skipped", t.Name, op)
-			continue
-		}
 		r := base
 		r.Tier = t.Name
 		if err := c.SetTier(t.Tier); err != nil {

@@ -247,3 +247,27 @@ func AutoSplits(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) in
 	hi := min(oracle.MaxSplits, kvMax/tok)
 	return max(1, min(ns, hi))
 }
+
+// MMAPassQueries is the number of queries one workgroup of the mma decode takes in a pass when a
+// row chunk has more than 8 (csrc/decode_mma.hip); a chunk's passes run on workgroups side by side.
+const MMAPassQueries = 16
+
+// AutoSplitsMMA is the mma tier's num_splits "auto": AutoSplits's rule, ⌈16·SMs / W⌉ clamped to
+// min(1024, ⌊kv_max / 768⌋), with W the workgroups the tier launches per split, ⌈rows per call /
+// query_group⌉ · Hkv · P, P = ⌈G·query_group / MMAPassQueries⌉ (1 when G·query_group ≤ 8), and 768
+// tokens per split whatever the queries per workgroup (a pass of 16 costs the tier about what one
+// of 8 does). Chosen from the H200 sweeps of the fourteenth session (docs/measurements.md):
+// q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the portable rule's 260, of which the tier's
+// geometry uses 192); q1s100k and big as AutoSplits (130 and 66).
+func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
+	if computeUnits <= 0 {
+		computeUnits = 132 // an H200
+	}
+	passes := 1
+	if queryGroup*g > 8 {
+		passes = (queryGroup*g + MMAPassQueries - 1) / MMAPassQueries
+	}
+	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads * passes
+	ns := (16*computeUnits + wg - 1) / wg
+	return max(1, min(ns, min(oracle.MaxSplits, kvMax/768)))
+}

@@ -40,6 +40,11 @@
 #ifndef OCT_DM_WARPS
 #define OCT_DM_WARPS 4
 #endif
+// Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
+// (0: more workgroups of the lighter NT 1 kernel).
+#ifndef OCT_DM_NT2
+#define OCT_DM_NT2 1
+#endif
 enum {
   DM_WARPS = OCT_DM_WARPS,
   DM_THREADS = 32 * DM_WARPS,
@@ -397,52 +402,48 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
       mall[n][c] = mx, lall[n][c] = l;
     }
   }
-  float* ob = (float*)&sm.stage[0][0][0];  // [warp 1..3][M tile][element][lane]
-  // The N tile's merged rows, [query][DM_RES words: dim d at d + d / 32] (the skew and the row
-  // stride, 8 mod 32 words, keep warp 0's stores — 8 dim groups 32 apart × 4 queries — on 32 banks).
-  float* res = ob + (DM_WARPS - 1) * 16 * 4 * 32;
-  static_assert(((DM_WARPS - 1) * 16 * 4 * 32 + 8 * DM_RES) * 4 <= (int)sizeof(sm.stage), "merge buffers");
+  // Each warp's o · f as rows [warp][query][DM_RES words: dim d at d + d / 32] (the skew and the
+  // row stride, 8 mod 32 words, keep a warp's stores — 8 dim groups 32 apart × 4 queries — on 32
+  // banks); then the whole workgroup sums the warps in warp order, ((o0 + o1) + o2) + o3, and
+  // writes the rows coalesced, consecutive threads at consecutive dims. (Warp 0 alone summing and
+  // storing from its registers, one dim per lane group and query, is 32 sectors per store
+  // instruction: on the H200 that end of a pass was a third of q1s100k's decode, 51.9 against
+  // 34.2 µs coalesced; docs/measurements.md, "Fourteenth session", calls 1 and 3.)
+  float* rw = (float*)&sm.stage[0][0][0];
+  static_assert(DM_WARPS * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
   OCT_UNROLL for (int n = 0; n < NT; n++) {
-    if (w > 0) {
-      OCT_UNROLL for (int mt = 0; mt < 16; mt++)
-        OCT_UNROLL for (int v = 0; v < 4; v++)
-          ob[(((w - 1) * 16 + mt) * 4 + v) * 32 + lane] = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
+    OCT_UNROLL for (int m = 0; m < 4; m++) {
+      int run0, run1;
+      dec_runs<FMT>(4 * g + m, run0, run1);
+      OCT_UNROLL for (int k = 0; k < 2; k++)
+        OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+          const int mt = 4 * m + 2 * k + hb;
+          OCT_UNROLL for (int v = 0; v < 4; v++) {
+            const int e = 2 * hb + (v >> 1), d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
+            rw[(w * 8 + 2 * t + (v & 1)) * DM_RES + d + (d >> 5)] = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
+          }
+        }
     }
-    oct_sync();
-    if (w == 0) {
+    if (w == 0 && g == 0) {
       OCT_UNROLL for (int c = 0; c < 2; c++) {
         const int qc = 8 * n + 2 * t + c;
-        if (g == 0 && qc < s.np) {
+        if (qc < s.np) {
           float* dst = p.partials + dm_prow(p, s, s.qb + qc);
           dst[256] = mall[n][c], dst[257] = lall[n][c];
         }
       }
-      OCT_UNROLL for (int m = 0; m < 4; m++) {
-        int run0, run1;
-        dec_runs<FMT>(4 * g + m, run0, run1);
-        OCT_UNROLL for (int k = 0; k < 2; k++)
-          OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
-            const int mt = 4 * m + 2 * k + hb;
-            OCT_UNROLL for (int v = 0; v < 4; v++) {
-              const int qc = 8 * n + 2 * t + (v & 1), e = 2 * hb + (v >> 1);
-              float x = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
-              OCT_UNROLL for (int u = 0; u < DM_WARPS - 1; u++) x = oct_add_rn(x, ob[((u * 16 + mt) * 4 + v) * 32 + lane]);
-              const int d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
-              const float y = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
-              res[(qc - 8 * n) * DM_RES + d + (d >> 5)] = y;
-            }
-          }
-      }
     }
     oct_sync();
-    // The rows to the partials, consecutive threads at consecutive dims. (Warp 0 storing them
-    // straight from its registers, one dim per lane group and query, is 32 sectors per store
-    // instruction: on the H200 that write-out was a third of q1s100k's decode, 51.9 against
-    // 34.2 µs; docs/measurements.md, "Fourteenth session", call 1.)
-    for (int i = oct_tid(); i < 8 * 256; i += DM_THREADS) {
-      const int q = i >> 8, d = i & 255;
-      if (8 * n + q < s.np) p.partials[dm_prow(p, s, s.qb + 8 * n + q) + d] = res[q * DM_RES + d + (d >> 5)];
+    for (int q = 0; q < 8 && 8 * n + q < s.np; q++) {
+      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
+      for (int d = oct_tid(); d < 256; d += DM_THREADS) {
+        const int a = q * DM_RES + d + (d >> 5);
+        float x = rw[a];
+        OCT_UNROLL for (int u = 1; u < DM_WARPS; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
+        dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
+      }
     }
+    if (n + 1 < NT) oct_sync();  // rw is read (the next pass starts with a barrier of its own)
   }
 }
 
@@ -452,7 +453,9 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
   // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
   // (counted over the chunk's row sets in order) going to pi = k % wpc.
   const int wpc = p.wpc > 1 ? p.wpc : 1, pi = oct_bid_x() % wpc;
-  const int row0 = oct_bid_x() / wpc * p.qgroup, split = oct_bid_y(), h = oct_bid_z();
+  // (mutant OCT_MUT_DECODE_MMA_PASS_GRID: the pass index left in the chunk's row)
+  const int row0 = OCT_MUTANT(OCT_MUT_DECODE_MMA_PASS_GRID) ? oct_bid_x() * p.qgroup / wpc : oct_bid_x() / wpc * p.qgroup;
+  const int split = oct_bid_y(), h = oct_bid_z();
   const int64_t t0 = (int64_t)split * p.split_len;
   const int64_t t1 = t0 + p.split_len < p.kv_max ? t0 + p.split_len : p.kv_max;
 
@@ -572,7 +575,7 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   // The chunk's passes (G · query_group queries, 8 or 16 per pass) go to as many workgroups, so
   // that MTP rows cost one pass's latency, not several in a row.
   OctDecodeParams p = p0;
-  const int nt = p.g * p.qgroup <= 8 ? 1 : 2;
+  const int nt = p.g * p.qgroup <= 8 || !OCT_DM_NT2 ? 1 : 2;
   p.wpc = (p.g * p.qgroup + 8 * nt - 1) / (8 * nt);
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
   if (nt == 1) {
