@@ -22,7 +22,8 @@
 // flush (a device-to-device copy of [Options].FlushBytes) unless [Options].FlushL2 is false; median
 // and min are reported. "Stream" is the mean of Reps iterations enqueued back to back with one sync.
 // The sync floor (an empty sync) and the HBM bandwidth (octave_copy_d2d of [Config].CopyBytes, read
-// and write counted) are measured in the same run. num_splits "auto" is [AutoSplits] and
+// and write counted) are measured in the same run. num_splits "auto" is each tier's own
+// ([TierAutoSplits]: [AutoSplitsMMA] on the mma tier, [AutoSplits] on the others) and
 // query_group "auto" is [AutoQueryGroup].
 //
 // # What it reports
