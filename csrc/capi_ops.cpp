@@ -380,7 +380,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   }
   p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
-  p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride;
+  p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride, p.sms = ctx->props.multiProcessorCount;
   const double log2e = OCT_MUTANT(OCT_MUT_DECODE_NO_LOG2E) ? 1.0 : kLog2e;  // mutant: natural-log scale
   p.score_scale = (float)((double)a.sm_scale * log2e / 64.0);
   memcpy(p.k_signs, a.k_signs, 32);

@@ -4,7 +4,7 @@
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
 //
-// Workgroup (row chunk, split, KV head), 4 warps (DM_WARPS). The queries of a row set (the
+// Workgroup (row chunk, split, KV head), NW warps (4, or 8 on small grids). The queries of a row set (the
 // chunk's rows of one request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass":
 // one or two 8-column N tiles); when a chunk has more queries than one pass takes (MTP rows), its
 // passes go to ⌈G·query_group / pass width⌉ workgroups side by side (p.wpc), not one after
@@ -34,11 +34,13 @@
 #include "octave_params.h"
 #include "octave_slot.h"
 
-// Warps per workgroup, each its own pipeline over the split's tiles. 8 (with OCT_DM_OCC1=1 and
-// OCT_DM_OCC2=1) was measured against 4 on the H200 and not kept: big 1.03 against 0.63 ms,
-// q1s100k the same (docs/measurements.md, "Thirteenth session", call 3).
-#ifndef OCT_DM_WARPS
-#define OCT_DM_WARPS 4
+// Warps per workgroup (NW), each its own pipeline over the split's tiles: 4, or 8 for passes of 8
+// queries when the grid has no more workgroups than the device has SMs (the latency shapes: one
+// workgroup per SM; q1s100k's decode 33.8 against 26.9 µs, while 8 warps everywhere made big 0.57
+// → 0.75 ms; docs/measurements.md, "Fourteenth session", call 5). OCT_DM_W8 = 1 takes 8 for every
+// pass of 8 (the emulator's variant library, so that `make emu-test` runs them), 0 never.
+#ifndef OCT_DM_W8
+#define OCT_DM_W8 -1
 #endif
 // Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
 // (0: more workgroups of the lighter NT 1 kernel).
@@ -46,24 +48,23 @@
 #define OCT_DM_NT2 1
 #endif
 enum {
-  DM_WARPS = OCT_DM_WARPS,
-  DM_THREADS = 32 * DM_WARPS,
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
   DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
   DM_RES = 264,         // words per merged row in the write-out
 };
 
-// Shared memory of a workgroup whose passes take NT N tiles (8·NT queries): 55 KB for NT 1, more
-// than the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
-template <int NT>
+// Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries): 55 KB for
+// NT 1 and 4 warps, more than the 48 KB of static shared memory, so CUDA builds take it as dynamic
+// shared memory.
+template <int NT, int NW>
 struct DmSmem {
-  alignas(16) uint8_t stage[DM_WARPS][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
+  alignas(16) uint8_t stage[NW][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
   alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane] (INT8K: [8][32][8 bytes])
   float qs[8 * NT];                                           // INT8K: each query's scale qmax / 127
-  alignas(8) uint16_t pt[DM_WARPS][NT][8][DM_TOK];           // per warp: P' as [query][token]
-  int64_t off[DM_WARPS][DM_TOK];                             // per warp: slot offsets of the tile being staged
-  float mw[DM_WARPS][8 * NT], lw[DM_WARPS][8 * NT];         // per warp: m and l of each query
+  alignas(8) uint16_t pt[NW][NT][8][DM_TOK];           // per warp: P' as [query][token]
+  int64_t off[NW][DM_TOK];                             // per warp: slot offsets of the tile being staged
+  float mw[NW][8 * NT], lw[NW][8 * NT];               // per warp: m and l of each query
 };
 
 #if OCT_MMA_BODY
@@ -122,8 +123,8 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
 // tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
-template <int FMT, int NT>
-OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, uint8_t* st, const int32_t* bt_row,
+template <int FMT, int NT, int NW>
+OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, uint8_t* st, const int32_t* bt_row,
                           int64_t ts, bool contig, int lane, int w) {
   typedef DmFmt<FMT> F;
   const int64_t hoff = (int64_t)s.h * p.c_sh;
@@ -162,8 +163,8 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& 
 }
 
 // One pass: queries qb .. qb + np - 1 of the set (np <= 8·NT) over the split's tokens.
-template <int FMT, int NT>
-OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, int lane, int w) {
+template <int FMT, int NT, int NW>
+OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
   typedef DmFmt<FMT> F;
   const int g = lane >> 2, t = lane & 3;
   const float ninf = -oct_inf();
@@ -171,7 +172,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   // The queries' B fragments: rotated like K in float32, rounded to fp16, at their dec_qpos places;
   // columns past np zero.
   oct_sync();  // the previous pass's shared memory is read
-  for (int c = w; c < 8 * NT; c += DM_WARPS) {
+  for (int c = w; c < 8 * NT; c += NW) {
     float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (c < s.np) {
       const int q = s.qb + c;
@@ -233,12 +234,12 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   uint32_t mcur = 0, mnext = 0, mlast = 0;
   if (w < ntile) mcur = dm_issue<FMT>(p, s, sm, stage0, btr, tfirst + DM_TOK * w, contig, lane, w);
   oct_async_commit();
-  if (w + DM_WARPS < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + DM_WARPS), contig, lane, w);
+  if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, w);
   oct_async_commit();
-  for (int it = w; it < ntile; it += DM_WARPS) {
+  for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
-    if (it + 2 * DM_WARPS < ntile)
-      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * DM_WARPS, contig, lane, w);
+    if (it + 2 * NW < ntile)
+      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, w);
     oct_async_commit();
     oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
     oct_sync_wave();
@@ -394,9 +395,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int qc = 8 * n + 2 * t + c;
       float mx = sm.mw[0][qc];
-      OCT_UNROLL for (int v = 1; v < DM_WARPS; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
+      OCT_UNROLL for (int v = 1; v < NW; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
       float l = 0.0f;
-      OCT_UNROLL for (int v = 0; v < DM_WARPS; v++)
+      OCT_UNROLL for (int v = 0; v < NW; v++)
         l = oct_fma(sm.lw[v][qc], mx == ninf ? 0.0f : oct_exp2(sm.mw[v][qc] - mx), l);
       f[n][c] = mx == ninf ? 0.0f : oct_exp2(mrun[n][c] - mx);
       mall[n][c] = mx, lall[n][c] = l;
@@ -410,7 +411,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   // instruction: on the H200 that end of a pass was a third of q1s100k's decode, 51.9 against
   // 34.2 µs coalesced; docs/measurements.md, "Fourteenth session", calls 1 and 3.)
   float* rw = (float*)&sm.stage[0][0][0];
-  static_assert(DM_WARPS * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
+  static_assert(NW * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
   OCT_UNROLL for (int n = 0; n < NT; n++) {
     OCT_UNROLL for (int m = 0; m < 4; m++) {
       int run0, run1;
@@ -436,10 +437,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
     oct_sync();
     for (int q = 0; q < 8 && 8 * n + q < s.np; q++) {
       float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
-      for (int d = oct_tid(); d < 256; d += DM_THREADS) {
+      for (int d = oct_tid(); d < 256; d += 32 * NW) {
         const int a = q * DM_RES + d + (d >> 5);
         float x = rw[a];
-        OCT_UNROLL for (int u = 1; u < DM_WARPS; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
+        OCT_UNROLL for (int u = 1; u < NW; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
         dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
       }
     }
@@ -447,8 +448,8 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT>& sm, i
   }
 }
 
-template <int FMT, int NT>
-OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
+template <int FMT, int NT, int NW>
+OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT, NW>& sm) {
   const int lane = oct_lane(), w = oct_wave();
   // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
   // (counted over the chunk's row sets in order) going to pi = k % wpc.
@@ -474,7 +475,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
   if (pi == 0) {
     OCT_UNROLL for (int j = 0; j < 4; j++) {
       if (!((exist & ~valid) >> j & 1)) continue;
-      for (int q = w; q < p.g; q += DM_WARPS) {
+      for (int q = w; q < p.g; q += NW) {
         const int64_t prow = ((int64_t)(row0 + j) * p.hq + (int64_t)h * p.g + q) * p.num_splits + split;
         dm_write_empty(p.partials + prow * p.pstride, lane);
       }
@@ -504,7 +505,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
     if (s.te <= s.t0) {  // no token of the split for this set: empty partials, nothing read (one pass)
       if (k++ % wpc == pi) {
         s.qb = 0, s.np = nq;
-        for (int q = w; q < nq; q += DM_WARPS) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
+        for (int q = w; q < nq; q += NW) dm_write_empty(p.partials + dm_prow(p, s, q), lane);
       }
       continue;
     }
@@ -513,7 +514,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
     for (int qb = 0; qb < nq; qb += width) {
       if (k++ % wpc != pi) continue;
       s.qb = qb, s.np = nq - qb < width ? nq - qb : width;
-      dm_pass<FMT, NT>(p, s, sm, lane, w);
+      dm_pass<FMT, NT, NW>(p, s, sm, lane, w);
     }
   }
 }
@@ -521,54 +522,58 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT>& sm) {
 #if defined(OCT_NV)
 extern __shared__ OctU4 dm_dyn[];  // (16-byte aligned)
 #endif
-template <int FMT, int NT>
+template <int FMT, int NT, int NW>
 OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #if defined(OCT_NV)
-  dm_body<FMT, NT>(p, *reinterpret_cast<DmSmem<NT>*>(dm_dyn));
+  dm_body<FMT, NT, NW>(p, *reinterpret_cast<DmSmem<NT, NW>*>(dm_dyn));
 #else
-  OCT_SHARED DmSmem<NT> sm;
-  dm_body<FMT, NT>(p, sm);
+  OCT_SHARED DmSmem<NT, NW> sm;
+  dm_body<FMT, NT, NW>(p, sm);
 #endif
 }
-#define OCT_DM_BODY(fmt, nt) dm_kernel<fmt, nt>(p);
+#define OCT_DM_BODY(fmt, nt, nw) dm_kernel<fmt, nt, nw>(p);
 #else
-#define OCT_DM_BODY(fmt, nt) (void)p;
+#define OCT_DM_BODY(fmt, nt, nw) (void)p;
 #endif
 
-// One kernel per format (the layout is a compile-time constant) and pass width: NT 1 (up to 8
-// queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2.
-#define OCT_DM_KERNEL(name, fmt, nt, occ) \
-  OCT_KERNEL_OCC(DM_THREADS, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt) }
+// One kernel per format (the layout is a compile-time constant), pass width and warp count: NT 1
+// (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2, and NT 1
+// with 8 warps at 1 (grids of at most one workgroup per SM).
+#define OCT_DM_KERNEL(name, fmt, nt, nw, occ) \
+  OCT_KERNEL_OCC(32 * nw, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt, nw) }
 #ifndef OCT_DM_OCC1
 #define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 4, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 4, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 4, OCT_DM_OCC1)
 #ifndef OCT_DM_OCC2
 #define OCT_DM_OCC2 2  // the same for the NT 2 kernels
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 1)
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
 #if defined(OCT_NV)
-template <int NT>
+template <int NT, int NW>
 static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams& p, int64_t chunks) {
-  const int bytes = (int)sizeof(DmSmem<NT>);
+  const int bytes = (int)sizeof(DmSmem<NT, NW>);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e == cudaSuccess)  // the largest shared-memory carve-out, so that 4 workgroups fit an SM
     e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
   if (e != cudaSuccess) return e;
-  kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(DM_THREADS), bytes, 0>>>(p);
+  kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(32 * NW), bytes, 0>>>(p);
   return oct_launch_status();
 }
-#define OCT_DM_LAUNCH(name, nt) return dm_launch<nt>(name, p, chunks)
+#define OCT_DM_LAUNCH(name, nt, nw) return dm_launch<nt, nw>(name, p, chunks)
 #else
-#define OCT_DM_LAUNCH(name, nt) \
-  OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, DM_THREADS, p); \
+#define OCT_DM_LAUNCH(name, nt, nw) \
+  OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, 32 * nw, p); \
   return oct_launch_status()
 #endif
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
@@ -578,16 +583,28 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   const int nt = p.g * p.qgroup <= 8 || !OCT_DM_NT2 ? 1 : 2;
   p.wpc = (p.g * p.qgroup + 8 * nt - 1) / (8 * nt);
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
+  // 8 warps when every workgroup that has tokens gets an SM of its own (splits past the last
+  // token are empty and end at once).
+  const int64_t used = (p.kv_max + p.split_len - 1) / p.split_len;
+  const int64_t busy = chunks * (used < p.num_splits ? used : p.num_splits) * p.hkv;
+  const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms));
+  if (w8) {
+    switch (p.fmt) {
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 1, 8);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w8_kernel, 1, 8);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w8_kernel, 1, 8);
+    }
+  }
   if (nt == 1) {
     switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1, 4);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1, 4);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1, 4);
     }
   }
   switch (p.fmt) {
-    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2);
-    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2);
-    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2);
+    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2, 4);
+    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2, 4);
+    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2, 4);
   }
 }

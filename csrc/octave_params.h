@@ -49,7 +49,8 @@ struct OctDecodeParams {
   int64_t split_len;  // ceil(kv_max / num_splits)
   int32_t fmt, dtype, num_q, hq, hkv, g, num_reqs, num_blocks, block_size, max_blocks, num_splits,
       qgroup, pstride,
-      wpc;            // mma tier: workgroups per row chunk, which share its passes (the launcher sets it)
+      wpc,            // mma tier: workgroups per row chunk, which share its passes (the launcher sets it)
+      sms;            // the device's SMs (CUs): the mma decode's warp count depends on it
   float score_scale;  // sm_scale * log2(e) / 64
   uint32_t k_signs[8];
 };
