@@ -235,17 +235,21 @@ func AutoQueryGroup(s Spec) int { return min(4, s.QPerReq) }
 // stay small. Chosen from the H200 split sweeps in docs/measurements.md (big: 17 splits 1.27 ms,
 // 64 0.99 ms; q1s100k: 132 best; q4s100k: 264 best). computeUnits ≤ 0 counts as an H200's 132.
 func AutoSplits(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
-	if computeUnits <= 0 {
-		computeUnits = 132 // an H200
-	}
-	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads
-	ns := (16*computeUnits + wg - 1) / wg
 	tok := 768
 	if queryGroup*g > 8 {
 		tok = 384
 	}
-	hi := min(oracle.MaxSplits, kvMax/tok)
-	return max(1, min(ns, hi))
+	return splitsFor((rowsPerCall+queryGroup-1)/queryGroup*kvHeads, tok, kvMax, computeUnits)
+}
+
+// splitsFor is clamp(⌈16·SMs / wg⌉, 1, min(1024, ⌊kv_max / tok⌋)) for wg workgroups per split;
+// computeUnits ≤ 0 counts as an H200's 132.
+func splitsFor(wg, tok, kvMax, computeUnits int) int {
+	if computeUnits <= 0 {
+		computeUnits = 132 // an H200
+	}
+	ns := (16*computeUnits + wg - 1) / wg
+	return max(1, min(ns, min(oracle.MaxSplits, kvMax/tok)))
 }
 
 // MMAPassQueries is the number of queries one workgroup of the mma decode takes in a pass when a
@@ -260,14 +264,9 @@ const MMAPassQueries = 16
 // q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the portable rule's 260, of which the tier's
 // geometry uses 192); q1s100k and big as AutoSplits (130 and 66).
 func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
-	if computeUnits <= 0 {
-		computeUnits = 132 // an H200
-	}
 	passes := 1
 	if queryGroup*g > 8 {
 		passes = (queryGroup*g + MMAPassQueries - 1) / MMAPassQueries
 	}
-	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads * passes
-	ns := (16*computeUnits + wg - 1) / wg
-	return max(1, min(ns, min(oracle.MaxSplits, kvMax/768)))
+	return splitsFor((rowsPerCall+queryGroup-1)/queryGroup*kvHeads*passes, 768, kvMax, computeUnits)
 }
