@@ -17,10 +17,14 @@
 //
 // # How (docs/measurements.md, "Decode benchmark")
 //
-// The ABI has no events, so the host clock times each iteration around the call(s) and the sync:
-// [Options].Warmup untimed iterations, then [Options].Reps timed ones, each after an untimed L2
-// flush (a device-to-device copy of [Options].FlushBytes) unless [Options].FlushL2 is false; median
-// and min are reported. "Stream" is the mean of Reps iterations enqueued back to back with one sync.
+// Each iteration is timed twice over: [Options].Warmup untimed iterations, then [Options].Reps
+// iterations timed by the device timer (octave_timer_start/stop, CUDA/HIP events) around the
+// call(s), the L2 flush (a device-to-device copy of [Options].FlushBytes, unless [Options].FlushL2
+// is false) enqueued just before the start mark so that the device is busy while the host enqueues
+// (how scripts/bench_sdpa.py times torch's kernels: the "device" time), and Reps iterations timed by
+// the host clock around the call(s) and the sync, each after a flush that was waited for (the
+// "host" time, which adds the launch and sync latency). Medians and mins are reported. "Stream"
+// is the mean of Reps iterations enqueued back to back with one sync.
 // The sync floor (an empty sync) and the HBM bandwidth (octave_copy_d2d of [Config].CopyBytes, read
 // and write counted) are measured in the same run. num_splits "auto" is each tier's own
 // ([TierAutoSplits]: [AutoSplitsMMA] on the mma tier, [AutoSplits] on the others) and
@@ -28,9 +32,9 @@
 //
 // # What it reports
 //
-// [Run] returns a [Report]: per spec and num_splits setting a [Result] with the median, min and
+// [Run] returns a [Report]: per spec and num_splits setting a [Result] with the device, host and
 // stream times, bytes read (Σ over requests of Hkv × seq_len × slot bytes: each KV head's slots once
-// per request), GB/s = bytes / median, its fraction of the measured HBM bandwidth, and (query head,
+// per request), GB/s = bytes / device median, its fraction of the measured HBM bandwidth, and (query head,
 // token) scores per second. Before a result is recorded its output is checked (every value finite,
 // no row all zero, no canary overwritten), so a broken decode is a failed result, not a fast one.
 // A failure of the environment (library, device, out of device memory) is an [EnvError]; any other

@@ -57,14 +57,20 @@ func NewFlusher(d *kernels.Device, n int64) (*Flusher, error) {
 
 // Flush copies half of the scratch onto the other half and syncs.
 func (f *Flusher) Flush() error {
+	if err := f.Enqueue(); err != nil || f == nil {
+		return err
+	}
+	return f.d.Sync()
+}
+
+// Enqueue enqueues the copy of Flush and returns without waiting for it: the device then stays
+// busy while the host enqueues what follows, as with the framework's flush before its events.
+func (f *Flusher) Enqueue() error {
 	if f == nil || f.b == nil {
 		return nil
 	}
 	half := f.b.Len / 2
-	if err := f.d.CopyD2D(f.b.Ptr+uintptr(half), f.b.Ptr, uint64(half)); err != nil {
-		return err
-	}
-	return f.d.Sync()
+	return f.d.CopyD2D(f.b.Ptr+uintptr(half), f.b.Ptr, uint64(half))
 }
 
 // Free releases the scratch.
@@ -74,43 +80,101 @@ func (f *Flusher) Free() {
 	}
 }
 
+// Times are what one case measured: host, device and stream.
+type Times struct {
+	Host     Timing  // the host clock around the enqueue and the sync
+	Device   Timing  // the device timer (events) around the enqueue
+	StreamMS float64 // reps enqueued back to back with one sync, per iteration
+}
+
 // TimeCase runs warm-up iterations, then reps iterations each timed by the host clock around the
 // enqueue and the sync (the L2 flushed before each, untimed, when fl is not nil), then reps
-// iterations enqueued back to back with one sync (the "stream" time, per iteration).
-func TimeCase(d *kernels.Device, c *Case, reps, warmup int, fl *Flusher) (per Timing, streamMS float64, err error) {
+// iterations each timed by the device timer (octave_timer_start/stop: CUDA/HIP events) around the
+// enqueue, the flush enqueued just before the start mark so that the device is busy while the
+// host enqueues (as scripts/bench_sdpa.py times torch's kernels), then reps iterations enqueued
+// back to back with one sync (the "stream" time, per iteration).
+func TimeCase(d *kernels.Device, c *Case, reps, warmup int, fl *Flusher) (Times, error) {
+	var t Times
+	per, err := timeHost(d, c, reps, warmup, fl)
+	if err != nil {
+		return t, err
+	}
+	dev, err := timeDevice(d, c, reps, fl)
+	if err != nil {
+		return t, err
+	}
+	stream, err := timeStream(d, c, reps)
+	if err != nil {
+		return t, err
+	}
+	return Times{Host: per, Device: dev, StreamMS: stream}, nil
+}
+
+// timeDevice times reps iterations with the device timer, each after an enqueued (not awaited)
+// flush.
+func timeDevice(d *kernels.Device, c *Case, reps int, fl *Flusher) (Timing, error) {
+	samples := make([]time.Duration, 0, reps)
+	for range reps {
+		if err := fl.Enqueue(); err != nil {
+			return Timing{}, fmt.Errorf("L2 flush: %w", err)
+		}
+		if err := d.TimerStart(); err != nil {
+			return Timing{}, err
+		}
+		if err := c.Enqueue(d); err != nil {
+			if _, serr := d.TimerStop(); serr != nil {
+				return Timing{}, fmt.Errorf("%w (and stopping the timer: %v)", err, serr)
+			}
+			return Timing{}, err
+		}
+		el, err := d.TimerStop()
+		if err != nil {
+			return Timing{}, fmt.Errorf("spec %s: %w", c.Spec.Name, err)
+		}
+		samples = append(samples, el)
+	}
+	return Summarise(samples), nil
+}
+
+// timeHost runs the warm-up, then times reps iterations by the host clock, each after a flush.
+func timeHost(d *kernels.Device, c *Case, reps, warmup int, fl *Flusher) (per Timing, err error) {
 	for range warmup {
 		if err := c.Enqueue(d); err != nil {
-			return per, 0, err
+			return per, err
 		}
 		if err := d.Sync(); err != nil {
-			return per, 0, fmt.Errorf("spec %s: warm-up: %w", c.Spec.Name, err)
+			return per, fmt.Errorf("spec %s: warm-up: %w", c.Spec.Name, err)
 		}
 	}
 	samples := make([]time.Duration, 0, reps)
 	for range reps {
 		if err := fl.Flush(); err != nil {
-			return per, 0, fmt.Errorf("L2 flush: %w", err)
+			return per, fmt.Errorf("L2 flush: %w", err)
 		}
 		t0 := time.Now()
 		if err := c.Enqueue(d); err != nil {
-			return per, 0, err
+			return per, err
 		}
 		if err := d.Sync(); err != nil {
-			return per, 0, fmt.Errorf("spec %s: %w", c.Spec.Name, err)
+			return per, fmt.Errorf("spec %s: %w", c.Spec.Name, err)
 		}
 		samples = append(samples, time.Since(t0))
 	}
+	return Summarise(samples), nil
+}
+
+// timeStream is the mean time per iteration of reps iterations enqueued back to back.
+func timeStream(d *kernels.Device, c *Case, reps int) (float64, error) {
 	t0 := time.Now()
 	for range reps {
 		if err := c.Enqueue(d); err != nil {
-			return per, 0, err
+			return 0, err
 		}
 	}
 	if err := d.Sync(); err != nil {
-		return per, 0, fmt.Errorf("spec %s: %w", c.Spec.Name, err)
+		return 0, fmt.Errorf("spec %s: %w", c.Spec.Name, err)
 	}
-	streamMS = float64(time.Since(t0).Nanoseconds()) / 1e6 / float64(max(reps, 1))
-	return Summarise(samples), streamMS, nil
+	return float64(time.Since(t0).Nanoseconds()) / 1e6 / float64(max(reps, 1)), nil
 }
 
 // CopyResult is the device-to-device copy bandwidth measurement.

@@ -174,6 +174,13 @@ int32_t octave_close(octave_ctx* ctx) {
       st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipFree(prefill workspace %p, %llu bytes) failed: %s (%s, %d); the context was released",
                     ctx->pm_ws, (unsigned long long)ctx->pm_ws_bytes, hipGetErrorString(f), hipGetErrorName(f), (int)f);
   }
+  if (ctx->tm_made)
+    for (hipEvent_t ev : ctx->tm_ev) {
+      hipError_t f = hipEventDestroy(ev);
+      if (f != hipSuccess && st == OCTAVE_OK)
+        st = oct_fail(OCTAVE_ERR_RUNTIME, "close: hipEventDestroy(timer event) failed: %s (%s, %d); the context was released",
+                      hipGetErrorString(f), hipGetErrorName(f), (int)f);
+    }
   delete ctx;
   return st;
 }
@@ -320,6 +327,42 @@ int32_t octave_sync(octave_ctx* ctx) {
   if (int s = oct_enter(ctx, "sync")) return s;
   OCT_RT("sync", hipDeviceSynchronize());
   OCT_RT("sync", hipGetLastError());
+  return OCTAVE_OK;
+}
+
+// The timer's events are made at the first start; one that fails to be made leaves none made.
+int32_t octave_timer_start(octave_ctx* ctx) {
+  const char* op = "timer_start";
+  if (int s = oct_enter(ctx, op)) return s;
+  std::lock_guard<std::mutex> lock(ctx->tm_mu);
+  if (!ctx->tm_made) {
+    OCT_RT(op, hipEventCreate(&ctx->tm_ev[0]));
+    hipError_t e = hipEventCreate(&ctx->tm_ev[1]);
+    if (e != hipSuccess) {
+      (void)hipEventDestroy(ctx->tm_ev[0]);
+      return oct_fail(OCTAVE_ERR_RUNTIME, "%s: hipEventCreate(stop event) failed: %s (%s, %d)", op, hipGetErrorString(e),
+                      hipGetErrorName(e), (int)e);
+    }
+    ctx->tm_made = true;
+  }
+  OCT_RT(op, hipEventRecord(ctx->tm_ev[0], 0));
+  ctx->tm_started = true;
+  return OCTAVE_OK;
+}
+
+int32_t octave_timer_stop(octave_ctx* ctx, float* ms) {
+  const char* op = "timer_stop";
+  if (int s = oct_enter(ctx, op)) return s;
+  if (!ms) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: ms is NULL", op);
+  std::lock_guard<std::mutex> lock(ctx->tm_mu);
+  if (!ctx->tm_started)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: no octave_timer_start on this context since the last stop", op);
+  ctx->tm_started = false;
+  OCT_RT(op, hipEventRecord(ctx->tm_ev[1], 0));
+  OCT_RT(op, hipEventSynchronize(ctx->tm_ev[1]));
+  float t = 0;
+  OCT_RT(op, hipEventElapsedTime(&t, ctx->tm_ev[0], ctx->tm_ev[1]));
+  *ms = t;
   return OCTAVE_OK;
 }
 

@@ -24,6 +24,10 @@ struct octave_ctx {
   std::mutex pm_mu;
   void* pm_ws = nullptr;
   uint64_t pm_ws_bytes = 0;
+  // octave_timer_start/stop: two events, created at the first start, destroyed by octave_close.
+  std::mutex tm_mu;
+  hipEvent_t tm_ev[2] = {};
+  bool tm_made = false, tm_started = false;
 };
 
 // The WMMA tier (docs/kernels.md, "The WMMA tier and its model"). AMD builds compile it for gfx1100

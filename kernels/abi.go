@@ -6,10 +6,10 @@ import (
 )
 
 // ABIVersion is the OCTAVE_ABI_VERSION this package is written against.
-const ABIVersion = 2
+const ABIVersion = 3
 
 // abiChanges says what ABIVersion changed from the one before (octave_capi.h, "Versioning").
-const abiChanges = "ABI 2 adds octave_decode_workspace_size, checks the alignment of every pointer, keeps octave_last_error until the next failing call, " +
+const abiChanges = "ABI 3 adds octave_timer_start and octave_timer_stop (device time between two marks); ABI 2 added octave_decode_workspace_size, checks the alignment of every pointer, keeps octave_last_error until the next failing call, " +
 	"and frees a context's outstanding allocations at octave_close"
 
 // Status is a library status code (enum octave_status).

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -193,6 +194,22 @@ func (d *Device) Tiers() ([]TierDesc, error) {
 // Sync waits for the device and reports asynchronous errors.
 func (d *Device) Sync() error {
 	return d.lib.call("octave_sync", func() int32 { return d.lib.sync(d.ctx) })
+}
+
+// TimerStart enqueues the start mark of the device timer (octave_timer_start) and returns at once.
+func (d *Device) TimerStart() error {
+	return d.lib.call("octave_timer_start", func() int32 { return d.lib.timerStart(d.ctx) })
+}
+
+// TimerStop enqueues the stop mark, waits for it and returns the device time between the start
+// and stop marks (octave_timer_stop): what CUDA/HIP events measure, idle gaps included. A stop with
+// no start since the last stop is an error.
+func (d *Device) TimerStop() (time.Duration, error) {
+	var ms float32
+	if err := d.lib.call("octave_timer_stop", func() int32 { return d.lib.timerStop(d.ctx, &ms) }); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * 1e6), nil
 }
 
 // CanaryBytes is the size of the guard region on each side of a Buffer (a multiple of 256 keeps

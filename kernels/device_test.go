@@ -3,6 +3,7 @@ package kernels
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/octant-kv/octant/arch"
 )
@@ -154,5 +155,35 @@ func TestCallTimes(t *testing.T) {
 		if x < before[op] {
 			t.Errorf("%s: %v before, %v after: call times only grow", op, before[op], x)
 		}
+	}
+}
+
+// TestTimer: the device timer measures the time between its marks (here a host sleep the device
+// sits idle through, which events count too), and a stop without a start is refused with a message
+// that says so, on a fresh context and after a completed start/stop pair.
+func TestTimer(t *testing.T) {
+	l := openTestLib(t)
+	d, err := l.OpenDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.TimerStop(); err == nil || !strings.Contains(err.Error(), "no octave_timer_start") {
+		t.Errorf("stop before any start: %v, want an error saying no start", err)
+	}
+	const nap = 30 * time.Millisecond
+	if err := d.TimerStart(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(nap)
+	got, err := d.TimerStop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < nap-time.Millisecond || got > 10*time.Second {
+		t.Errorf("timer across a %v host sleep: %v, want at least %v (events count idle time) and well under 10 s", nap, got, nap-time.Millisecond)
+	}
+	if _, err := d.TimerStop(); err == nil || !strings.Contains(err.Error(), "no octave_timer_start") {
+		t.Errorf("a second stop: %v, want an error saying no start", err)
 	}
 }

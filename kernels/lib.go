@@ -52,6 +52,8 @@ type Lib struct {
 	copyD2D        func(uintptr, uintptr, uintptr, uint64) int32
 	memset         func(uintptr, uintptr, int32, uint64) int32
 	sync           func(uintptr) int32
+	timerStart     func(uintptr) int32
+	timerStop      func(uintptr, *float32) int32
 	cacheStore     func(uintptr, *StoreArgs) int32
 	rotate         func(uintptr, *RotateArgs) int32
 	decode         func(uintptr, *DecodeArgs) int32
@@ -115,6 +117,7 @@ func Open(path string) (*Lib, error) {
 		{"octave_device_get_info", &l.deviceInfo}, {"octave_tiers", &l.tiers}, {"octave_alloc", &l.alloc},
 		{"octave_free", &l.free}, {"octave_copy_h2d", &l.copyH2D}, {"octave_copy_d2h", &l.copyD2H},
 		{"octave_copy_d2d", &l.copyD2D}, {"octave_memset", &l.memset}, {"octave_sync", &l.sync},
+		{"octave_timer_start", &l.timerStart}, {"octave_timer_stop", &l.timerStop},
 		{"octave_cache_store", &l.cacheStore}, {"octave_rotate", &l.rotate}, {"octave_decode", &l.decode},
 		{"octave_decode_workspace_bytes", &l.workspaceBytes}, {"octave_decode_workspace_size", &l.workspaceSize},
 		{"octave_reduce", &l.reduce}, {"octave_prefill", &l.prefill}, {"octave_query_maps", &l.queryMaps},

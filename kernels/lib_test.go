@@ -85,15 +85,15 @@ func TestOpenBareName(t *testing.T) {
 }
 
 // A library of another ABI version is refused before any other symbol is looked up, with both
-// versions, what changed and what to do: an ABI 1 library lacks octave_decode_workspace_size, and
+// versions, what changed and what to do: an ABI 2 library lacks octave_timer_start, and
 // "does not export" would hide the real cause.
 func TestABIMismatchError(t *testing.T) {
 	for _, c := range []struct {
 		got  int32
 		want []string
 	}{
-		{ABIVersion - 1, []string{"has ABI version 1, this Octant expects 2", "older library", "octave_decode_workspace_size", "rebuild the library"}},
-		{ABIVersion + 1, []string{"has ABI version 3, this Octant expects 2", "newer library", "rebuild the library"}},
+		{ABIVersion - 1, []string{"has ABI version 2, this Octant expects 3", "older library", "octave_timer_start", "rebuild the library"}},
+		{ABIVersion + 1, []string{"has ABI version 4, this Octant expects 3", "newer library", "rebuild the library"}},
 	} {
 		msg := abiMismatch("/x/liboctave_emu.so", c.got).Error()
 		for _, w := range c.want {

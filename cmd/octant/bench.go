@@ -43,12 +43,18 @@ sm_scale 1/16, G = Hq/Hkv = 6; "100k" is 100000 tokens, "2k" is 2048 queries):
 
 Cache: --distinct random slots (fp16 K/V quantized by the oracle) tiled over every block, never
 zeros; the block table is a random permutation; queries are random fp16.
-Timing: --warmup iterations, then --reps iterations each timed by the host clock around the decode
-call(s) and octave_sync, with the L2 flushed before each (an untimed d2d copy of --flush-bytes)
-unless --flush-l2=false; median and min are reported. "stream" is the mean of --reps iterations
-enqueued back to back with one sync (no per-call sync latency, caches warm).
+Timing: --warmup iterations, then three measurements of --reps iterations each:
+  device ms: the device timer (octave_timer_start/stop: CUDA/HIP events) around the call(s), with
+    the L2 flush (a d2d copy of --flush-bytes) enqueued just before the start mark so the device is
+    busy while the calls are enqueued: how scripts/bench_sdpa.py times fp16 SDPA, so this is the
+    column to set beside it; median and min reported;
+  host ms: the host clock around the call(s) and octave_sync, after a flush that was waited for:
+    adds the host's launch and sync latency (median reported, min in --json);
+  stream ms: the mean of --reps iterations enqueued back to back with one sync (caches warm).
+  Without the flush (--flush-l2=false) the device idles while the host enqueues, and the device
+  timer counts that too.
 bytes = Σ over requests of Hkv × seq_len × slot bytes (each KV head's slots once per request: the
-kernel reads them once for all G query heads); GB/s = bytes / median; HBM = device-to-device copy
+kernel reads them once for all G query heads); GB/s = bytes / device median; HBM = device-to-device copy
 bandwidth measured in the same run (octave_copy_d2d of --copy-bytes, read + write counted);
 %%HBM = GB/s / HBM. Gqk/s = (query head, token) scores per second.
 num_splits auto = clamp(⌈16·SMs / (⌈rows per call / query_group⌉ · Hkv)⌉, 1, min(1024, ⌊kv_max/T⌋)),

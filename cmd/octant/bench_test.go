@@ -82,7 +82,7 @@ func TestBenchCLI(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	t.Log("\n" + out)
-	for _, want := range []string{"median ms", "GB/s", "% HBM", "HBM (octave_copy_d2d of 16.0 MiB"} {
+	for _, want := range []string{"device ms", "host ms", "GB/s", "% HBM", "HBM (octave_copy_d2d of 16.0 MiB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -116,7 +116,7 @@ func TestBenchCLI(t *testing.T) {
 		}
 	}
 	for _, r := range rep.Results {
-		if r.Error != "" || r.MedianMS <= 0 || r.MinMS <= 0 || r.MinMS > r.MedianMS || r.StreamMS <= 0 || r.GBps <= 0 || r.Fraction <= 0 ||
+		if r.Error != "" || r.MedianMS <= 0 || r.MinMS <= 0 || r.MinMS > r.MedianMS || r.DeviceMS <= 0 || r.DeviceMinMS > r.DeviceMS || r.StreamMS <= 0 || r.GBps <= 0 || r.Fraction <= 0 ||
 			len(r.Timing.SamplesM) != 3 || r.Splits < 1 || r.Bytes != int64(r.Reqs*r.KVHeads*r.Tokens*248) {
 			t.Errorf("result %+v", r)
 		}

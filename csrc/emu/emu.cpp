@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <chrono>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -296,6 +298,29 @@ hipError_t hipMemset(void* dst, int v, size_t n) {
   return hipSuccess;
 }
 hipError_t hipDeviceSynchronize() { return hipSuccess; }
+struct oct_emu_event {
+  std::chrono::steady_clock::time_point t;
+  bool recorded = false;
+};
+hipError_t hipEventCreate(hipEvent_t* e) {
+  *e = new (std::nothrow) oct_emu_event;
+  return *e ? hipSuccess : hipErrorOutOfMemory;
+}
+hipError_t hipEventDestroy(hipEvent_t e) {
+  delete e;
+  return hipSuccess;
+}
+hipError_t hipEventRecord(hipEvent_t e, int) {
+  if (!e) return hipErrorInvalidValue;
+  e->t = std::chrono::steady_clock::now(), e->recorded = true;
+  return hipSuccess;
+}
+hipError_t hipEventSynchronize(hipEvent_t e) { return e ? hipSuccess : hipErrorInvalidValue; }
+hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {
+  if (!ms || !a || !b || !a->recorded || !b->recorded) return hipErrorInvalidValue;
+  *ms = std::chrono::duration<float, std::milli>(b->t - a->t).count();
+  return hipSuccess;
+}
 hipError_t hipGetLastError() {
   hipError_t e = g_last;
   g_last = hipSuccess;

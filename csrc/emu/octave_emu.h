@@ -56,6 +56,13 @@ hipError_t hipFree(void* p);
 hipError_t hipMemcpy(void* dst, const void* src, size_t n, hipMemcpyKind k);
 hipError_t hipMemset(void* dst, int v, size_t n);
 hipError_t hipDeviceSynchronize();
+// Events: the emulator runs every launch at its call, so an event records the host clock.
+typedef struct oct_emu_event* hipEvent_t;
+hipError_t hipEventCreate(hipEvent_t* e);
+hipError_t hipEventDestroy(hipEvent_t e);
+hipError_t hipEventRecord(hipEvent_t e, int stream = 0);
+hipError_t hipEventSynchronize(hipEvent_t e);
+hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop);
 hipError_t hipGetLastError();
 const char* hipGetErrorString(hipError_t e);
 const char* hipGetErrorName(hipError_t e);

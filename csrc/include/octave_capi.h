@@ -18,6 +18,8 @@
  *       of its context; octave_close frees the allocations still outstanding; device_get_info
  *       refuses a struct_size over the OCTAVE_STRUCT_SIZE_SLACK limit and zeroes the bytes past
  *       its own struct.
+ *  - 3: adds octave_timer_start and octave_timer_stop (the device time between two points of the
+ *       context's queue, as CUDA/HIP events measure it).
  *
  * ==== Status and messages ===========================================================================
  * Every function but the four informational ones (octave_abi_version, octave_last_error,
@@ -142,7 +144,7 @@
 extern "C" {
 #endif
 
-#define OCTAVE_ABI_VERSION 2
+#define OCTAVE_ABI_VERSION 3
 
 /* A struct_size may exceed this library's struct by at most this many bytes (see above). */
 #define OCTAVE_STRUCT_SIZE_SLACK 4096
@@ -260,6 +262,21 @@ int32_t octave_copy_d2h(octave_ctx* ctx, void* dst, const void* src, uint64_t by
 int32_t octave_copy_d2d(octave_ctx* ctx, void* dst, const void* src, uint64_t bytes); /* both device */
 int32_t octave_memset(octave_ctx* ctx, void* dst, int32_t byte_value, uint64_t bytes); /* dst device */
 int32_t octave_sync(octave_ctx* ctx); /* waits for the device; reports asynchronous errors */
+
+/* ---- device timing (ABI 3) ------------------------------------------------------------------------
+ * The device time between two marks in the queue of ops, as CUDA/HIP events measure it (what
+ * torch.cuda.Event measures for a framework's kernels). octave_timer_start enqueues the start mark
+ * and returns at once. octave_timer_stop enqueues the stop mark, waits for it, and writes the
+ * milliseconds between the two marks in *ms (host, not NULL). A stop with no start since the last
+ * stop: INVALID_ARGUMENT, and *ms is not written. One timer per context: a second start before a stop
+ * moves the start mark.
+ * The time counts everything the device ran or sat idle for between the marks, so a device that
+ * waits for the host to enqueue the next op counts that wait too. To time the ops alone, keep the
+ * device busy while they are enqueued (e.g., an octave_copy_d2d before the start mark), as a
+ * framework's benchmark does with its cache flush.
+ * The CPU emulator runs every op at its call, so its marks are the host clock read at each call. */
+int32_t octave_timer_start(octave_ctx* ctx);
+int32_t octave_timer_stop(octave_ctx* ctx, float* ms);
 
 /* ---- cache_store (docs/contract.md §3.1) -----------------------------------------------------------------
  * For each token t < num_tokens with slot_mapping[t] >= 0 and each KV head h: rotate (K: 64-dim

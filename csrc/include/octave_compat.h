@@ -33,6 +33,12 @@
 #define hipGetLastError cudaGetLastError
 #define hipGetErrorString cudaGetErrorString
 #define hipGetErrorName cudaGetErrorName
+#define hipEvent_t cudaEvent_t
+#define hipEventCreate cudaEventCreate
+#define hipEventDestroy cudaEventDestroy
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
 #define OCT_LAUNCH(kern, gx, gy, gz, threads, arg) \
   kern<<<dim3((unsigned)(gx), (unsigned)(gy), (unsigned)(gz)), dim3((unsigned)(threads)), 0, 0>>>(arg)
 

@@ -18,6 +18,7 @@ struct dim3 {
   __host__ __device__ dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 enum cudaError { cudaSuccess = 0, cudaErrorNoDevice = 100 };
 typedef enum cudaError cudaError_t;
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
@@ -37,6 +38,11 @@ cudaError_t cudaMemcpy(void*, const void*, size_t, cudaMemcpyKind);
 cudaError_t cudaMemset(void*, int, size_t);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGetLastError(void);
+cudaError_t cudaEventCreate(cudaEvent_t*);
+cudaError_t cudaEventDestroy(cudaEvent_t);
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = 0);
+cudaError_t cudaEventSynchronize(cudaEvent_t);
+cudaError_t cudaEventElapsedTime(float*, cudaEvent_t, cudaEvent_t);
 const char* cudaGetErrorString(cudaError_t);
 const char* cudaGetErrorName(cudaError_t);
 unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
