@@ -1,46 +1,68 @@
 // reduce (docs/contract.md §3.4): merge split partials, inverse V rotation, 1/L, cast. One workgroup
-// per (query row, query head); lane l owns dims 8l..8l+7. Each of the 4 waves merges a quarter of
-// the splits in split order, then wave 0 adds the quarters in wave order: a fixed tree, so the
-// result is deterministic. (One wave walking all splits waited on memory once per batch: 31 µs of
-// q1s100k's 130 splits on the H200.) A split with m = -inf is skipped and its o never read.
+// of RW waves per (query row, query head); lane l owns dims 8l..8l+7. The work is two memory round
+// trips deep whatever the split count up to RW·RB: every thread reads the m of its splits into
+// shared memory (their max is M), then wave w loads the rows of its segment of the splits at once
+// and merges them in split order; wave 0 adds the segments in wave order. A fixed tree, so the
+// result is deterministic. A split with m = -inf is skipped and its o never read. (4 waves with
+// the m and the rows read one after the other took 9.6 µs of q1s100k's 130 splits on the H200,
+// most of it waiting on memory: 11 round trips; one wave walking them all took 31 µs.)
 #include "octave_lane.h"
 #include "octave_params.h"
 #include "octave_mutant.h"
 
-OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
+enum {
+  RD_WAVES = 16,  // waves per workgroup (RW)
+  RD_RB = 9,      // splits a wave loads at once (RB): 144 splits in one round trip
+};
+
+OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
 #if OCT_DEVICE_BODY
-  OCT_SHARED float part[OCT_WAVES - 1][264];  // waves 1..3: o (256) and L
-  const int lane = oct_lane(), w = oct_wave();
+  OCT_SHARED float part[RD_WAVES - 1][264];  // waves 1..RW-1: o (256) and L
+  OCT_SHARED float ms[1024];                 // the splits' m (num_splits <= 1024)
+  OCT_SHARED float mw[RD_WAVES];             // each wave's max of them
+  const int lane = oct_lane(), w = oct_wave(), tid = oct_tid();
   const int64_t gw = oct_bid_x();  // the (query row, query head) of this workgroup
   if (gw >= (int64_t)p.num_q * p.hq) return;
   const float* base = p.partials + gw * p.num_splits * (int64_t)p.pstride;
   const float ninf = -oct_inf();
 
-  float M = ninf;  // NaN-ignoring max; a NaN m still poisons L below, as it should
-  for (int s = lane; s < p.num_splits; s += 32) M = oct_fmax(M, base[(int64_t)s * p.pstride + 256]);
+  // M: the NaN-ignoring max of the m (a NaN m still poisons L below, as it should). The loads of
+  // a thread's splits are issued together (num_splits <= 1024 = 2 per thread).
+  float M = ninf, mv[2];
+  OCT_UNROLL for (int i = 0; i < 2; i++) {
+    const int s = tid + i * 32 * RD_WAVES;
+    mv[i] = s < p.num_splits ? base[(int64_t)s * p.pstride + 256] : ninf;
+  }
+  OCT_UNROLL for (int i = 0; i < 2; i++) {
+    const int s = tid + i * 32 * RD_WAVES;
+    if (s < p.num_splits) ms[s] = mv[i];
+    M = oct_fmax(M, mv[i]);
+  }
   M = oct_max32(M);
+  if (lane == 0) mw[w] = M;
+  oct_sync();
+  M = mw[0];
+  // (mutant OCT_MUT_REDUCE_WAVE_MAX: the waves' maxima not exchanged, wave 0's taken for all)
+  if (!OCT_MUTANT(OCT_MUT_REDUCE_WAVE_MAX))
+    OCT_UNROLL for (int v = 1; v < RD_WAVES; v++) M = oct_fmax(M, mw[v]);
 
-  // Wave w merges the splits of its quarter [s_lo, s_hi) in order, RB at a time: the batch's m, l
-  // and o rows are loaded first (independent loads in flight together), then merged in split
-  // order with fused multiply-adds. A split with m = -inf is skipped (its o never read).
-  enum { RB = 8 };
-  const int per = (p.num_splits + OCT_WAVES - 1) / OCT_WAVES;
+  // Wave w merges the splits of its segment [s_lo, s_hi) in order, RB at a time: the rows of the
+  // splits with m > -inf are loaded first (independent loads in flight together), then merged in
+  // split order with fused multiply-adds.
+  const int per = (p.num_splits + RD_WAVES - 1) / RD_WAVES;
   const int s_lo = w * per, s_hi = s_lo + per < p.num_splits ? s_lo + per : p.num_splits;
   float L = 0.0f, o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (M != ninf) {
-    for (int s0 = s_lo; s0 < s_hi; s0 += RB) {
-      float m[RB], l[RB];
-      OctU4 a[RB], b[RB];
-      OCT_UNROLL for (int i = 0; i < RB; i++) {
-        m[i] = ninf;
-        if (s0 + i < s_hi) m[i] = base[(int64_t)(s0 + i) * p.pstride + 256];
-      }
-      OCT_UNROLL for (int i = 0; i < RB; i++) {
+    for (int s0 = s_lo; s0 < s_hi; s0 += RD_RB) {
+      float m[RD_RB], l[RD_RB];
+      OctU4 a[RD_RB], b[RD_RB];
+      OCT_UNROLL for (int i = 0; i < RD_RB; i++) {
+        m[i] = s0 + i < s_hi ? ms[s0 + i] : ninf;
         if (m[i] == ninf) continue;
         const float* row = base + (int64_t)(s0 + i) * p.pstride;
         a[i] = *(const OctU4*)(row + 8 * lane), b[i] = *(const OctU4*)(row + 8 * lane + 4), l[i] = row[257];
       }
-      OCT_UNROLL for (int i = 0; i < RB; i++) {
+      OCT_UNROLL for (int i = 0; i < RD_RB; i++) {
         if (m[i] == ninf) continue;
         const float wt = oct_exp2(m[i] - M);
         L = oct_fma(wt, l[i], L);
@@ -49,14 +71,14 @@ OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
       }
     }
   }
-  // The quarters summed in wave order by wave 0: ((q0 + q1) + q2) + q3.
+  // The segments summed in wave order by wave 0: ((q0 + q1) + q2) + ... .
   if (w > 0) {
     OCT_UNROLL for (int e = 0; e < 8; e++) part[w - 1][8 * lane + e] = o[e];
     if (lane == 0) part[w - 1][256] = L;
   }
   oct_sync();
   if (w > 0) return;
-  OCT_UNROLL for (int v = 0; v < OCT_WAVES - 1; v++) {
+  OCT_UNROLL for (int v = 0; v < RD_WAVES - 1; v++) {
     OCT_UNROLL for (int e = 0; e < 8; e++) o[e] = oct_add_rn(o[e], part[v][8 * lane + e]);
     L = oct_add_rn(L, part[v][256]);
   }
@@ -70,6 +92,6 @@ OCT_KERNEL(OCT_THREADS) void octave_reduce_kernel(OctReduceParams p) {
 }
 
 hipError_t oct_launch_reduce(const OctReduceParams& p) {
-  OCT_LAUNCH(octave_reduce_kernel, (int64_t)p.num_q * p.hq, 1, 1, OCT_THREADS, p);
+  OCT_LAUNCH(octave_reduce_kernel, (int64_t)p.num_q * p.hq, 1, 1, 32 * RD_WAVES, p);
   return oct_launch_status();
 }

@@ -59,4 +59,5 @@
 #define OCT_MUT_PREFILL_MMA_SPLIT_EDGE 44  // prefill (mma): with prefix splits, every split but the last stops one 32-token tile short of the next split's first (a split boundary off by a tile)
 #define OCT_MUT_PREFILL_MMA_MERGE_WEIGHT 45  // prefill (mma): the split merge adds each split's o and l without its weight 2^(m_s - M) (partials of different running maxima summed as if in one unit)
 #define OCT_MUT_PREFILL_MMA_VSTEP 46  // prefill (mma, wgmma path): the P·V's second k-step reads V one core matrix too early along K (its descriptor's start at 1 × LBO instead of 2 × LBO: columns 8..23 multiplied by P's columns 16..31)
+#define OCT_MUT_REDUCE_WAVE_MAX 48  // reduce: the max M of the splits' m taken from wave 0's splits only (the waves' maxima not exchanged), so a split whose m exceeds it gets a weight 2^(m - M) > 1 that can overflow
 #define OCT_MUT_DECODE_MMA_PASS_GRID 47  // decode (mma): a workgroup's row chunk taken as bid_x · query_group / wpc instead of ⌊bid_x / wpc⌋ · query_group (the pass index not divided out of the grid's x when MTP passes are spread)
