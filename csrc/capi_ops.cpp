@@ -311,9 +311,10 @@ static int oct_reduce_launch(const char* op, void* out, const float* partials, i
   p.out = (uint16_t*)out, p.partials = partials, p.o_st = o_st, p.o_sh = o_sh;
   p.dtype = dtype, p.num_q = num_q, p.hq = hq, p.num_splits = ns, p.pstride = pstride;
   memcpy(p.v_signs, v_signs, 32);
-  const int64_t waves = (int64_t)num_q * hq;
-  if ((waves + OCT_WAVES - 1) / OCT_WAVES > kMaxGridX)
-    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_q x num_q_heads = %lld is too large", op, (long long)waves);
+  const int64_t groups = (int64_t)num_q * hq;  // one workgroup per (row, head)
+  if (groups > kMaxGridX)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_q x num_q_heads = %lld is too large (the reduce's grid holds %lld)",
+                    op, (long long)groups, (long long)kMaxGridX);
   OCT_LAUNCHED(op, "octave_reduce_kernel", oct_launch_reduce(p));
   return OCTAVE_OK;
 }

@@ -451,6 +451,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 template <int FMT, int NT, int NW>
 OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT, NW>& sm) {
   const int lane = oct_lane(), w = oct_wave();
+  oct_pdl_trigger();  // the reduce may be scheduled once every workgroup has started (it waits for our end)
   // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
   // (counted over the chunk's row sets in order) going to pi = k % wpc.
   const int wpc = p.wpc > 1 ? p.wpc : 1, pi = oct_bid_x() % wpc;

@@ -21,6 +21,7 @@ OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
   OCT_SHARED float ms[1024];                 // the splits' m (num_splits <= 1024)
   OCT_SHARED float mw[RD_WAVES];             // each wave's max of them
   const int lane = oct_lane(), w = oct_wave(), tid = oct_tid();
+  oct_pdl_wait();  // launched as a dependent of the decode (CUDA): its partials complete first
   const int64_t gw = oct_bid_x();  // the (query row, query head) of this workgroup
   if (gw >= (int64_t)p.num_q * p.hq) return;
   const float* base = p.partials + gw * p.num_splits * (int64_t)p.pstride;
@@ -91,7 +92,27 @@ OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
 #endif
 }
 
+// CUDA: launched with programmatic stream serialization, so that its workgroups are scheduled
+// while the decode before it finishes (the decode lets them once each of its workgroups has
+// started; the reduce's first act is to wait for the decode's completion and memory).
+// OCT_RD_PDL=0 launches it plainly.
+#ifndef OCT_RD_PDL
+#define OCT_RD_PDL 1
+#endif
 hipError_t oct_launch_reduce(const OctReduceParams& p) {
+#if defined(OCT_NV)
+  if (OCT_RD_PDL) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)((int64_t)p.num_q * p.hq)), cfg.blockDim = dim3(32 * RD_WAVES);
+    cfg.dynamicSmemBytes = 0, cfg.stream = 0, cfg.attrs = at, cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, octave_reduce_kernel, p);
+    if (e != cudaSuccess) return e;
+    return oct_launch_status();
+  }
+#endif
   OCT_LAUNCH(octave_reduce_kernel, (int64_t)p.num_q * p.hq, 1, 1, 32 * RD_WAVES, p);
   return oct_launch_status();
 }

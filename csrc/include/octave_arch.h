@@ -110,6 +110,19 @@ OCT_DEV int oct_bid_z() { return oct_emu_bid(2); }
 OCT_DEV void oct_sync() { oct_emu_sync_block(); }
 #endif
 
+// Programmatic dependent launch (sm_90): a kernel launched after another with the PDL attribute
+// (the reduce after the decode, CUDA builds) may start while the first still runs.
+// oct_pdl_wait() blocks until the grids it depends on have completed and their memory is
+// visible (a no-op when there are none); oct_pdl_trigger() lets the dependent grid launch once
+// every workgroup of this grid has called it or exited. Both are no-ops on other targets.
+#if defined(OCT_NV) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+OCT_DEV void oct_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+OCT_DEV void oct_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+#else
+OCT_DEV void oct_pdl_wait() {}
+OCT_DEV void oct_pdl_trigger() {}
+#endif
+
 // Barrier and shared-memory fence for the 32 lanes of the calling logical wave: every lane's
 // shared-memory writes before it are visible to the wave's lanes after it. All 32 lanes must reach
 // it. (wave64 gfx942: the two logical waves of a hardware wave run in lockstep; the fences keep the

@@ -49,6 +49,22 @@ unsigned __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
 cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int);
 }
+enum cudaLaunchAttributeID { cudaLaunchAttributeProgrammaticStreamSerialization = 5 };
+union cudaLaunchAttributeValue { int programmaticStreamSerializationAllowed; char pad[64]; };
+struct cudaLaunchAttribute { cudaLaunchAttributeID id; cudaLaunchAttributeValue val; };
+struct cudaLaunchConfig_t {
+  dim3 gridDim, blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+extern "C" cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**);
+template <class... A, class... P>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* c, void (*k)(A...), P&&... args) {
+  void* pv[] = {(void*)&args...};
+  return cudaLaunchKernelExC(c, (const void*)k, pv);
+}
 template <class T>
 cudaError_t cudaFuncSetAttribute(T* f, cudaFuncAttribute a, int v) {
   return cudaFuncSetAttribute((const void*)f, a, v);
