@@ -42,11 +42,6 @@
 #ifndef OCT_DM_W8
 #define OCT_DM_W8 -1
 #endif
-// 16 warps (one workgroup of 512 threads per SM, 128 registers a thread) instead of 8 for the
-// same small grids: 1 takes them, 0 (the default) not.
-#ifndef OCT_DM_W16
-#define OCT_DM_W16 0
-#endif
 // Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
 // (0: more workgroups of the lighter NT 1 kernel).
 #ifndef OCT_DM_NT2
@@ -562,11 +557,6 @@ OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, OCT_DM_OCC2)
 OCT_DM_KERNEL(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 1)
-#if OCT_DM_W16
-OCT_DM_KERNEL(octave_decode_mma_k3v4_w16_kernel, 4, 1, 16, 1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_w16_kernel, 3, 1, 16, 1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_w16_kernel, 19, 1, 16, 1)
-#endif
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
@@ -599,15 +589,6 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   const int64_t used = (p.kv_max + p.split_len - 1) / p.split_len;
   const int64_t busy = chunks * (used < p.num_splits ? used : p.num_splits) * p.hkv;
   const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms));
-#if OCT_DM_W16
-  if (w8) {
-    switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w16_kernel, 1, 16);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w16_kernel, 1, 16);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w16_kernel, 1, 16);
-    }
-  }
-#endif
   if (w8) {
     switch (p.fmt) {
       case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 1, 8);
