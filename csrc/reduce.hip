@@ -10,10 +10,15 @@
 #include "octave_params.h"
 #include "octave_mutant.h"
 
-enum {
-  RD_WAVES = 16,  // waves per workgroup (RW)
-  RD_RB = 9,      // splits a wave loads at once (RB): 144 splits in one round trip
-};
+// Waves per workgroup (RW) and splits a wave loads at once (RB): 16 × 9 = 144 splits in one round
+// trip, at 128 registers a thread (-D to measure others). Each thread reads ⌈1024 / (32·RW)⌉ m.
+#ifndef OCT_RD_WAVES
+#define OCT_RD_WAVES 16
+#endif
+#ifndef OCT_RD_RB
+#define OCT_RD_RB 9
+#endif
+enum { RD_WAVES = OCT_RD_WAVES, RD_RB = OCT_RD_RB, RD_MLOADS = (1024 + 32 * RD_WAVES - 1) / (32 * RD_WAVES) };
 
 OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
 #if OCT_DEVICE_BODY
@@ -28,13 +33,13 @@ OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
   const float ninf = -oct_inf();
 
   // M: the NaN-ignoring max of the m (a NaN m still poisons L below, as it should). The loads of
-  // a thread's splits are issued together (num_splits <= 1024 = 2 per thread).
-  float M = ninf, mv[2];
-  OCT_UNROLL for (int i = 0; i < 2; i++) {
+  // a thread's splits are issued together (num_splits <= 1024: RD_MLOADS per thread).
+  float M = ninf, mv[RD_MLOADS];
+  OCT_UNROLL for (int i = 0; i < RD_MLOADS; i++) {
     const int s = tid + i * 32 * RD_WAVES;
     mv[i] = s < p.num_splits ? base[(int64_t)s * p.pstride + 256] : ninf;
   }
-  OCT_UNROLL for (int i = 0; i < 2; i++) {
+  OCT_UNROLL for (int i = 0; i < RD_MLOADS; i++) {
     const int s = tid + i * 32 * RD_WAVES;
     if (s < p.num_splits) ms[s] = mv[i];
     M = oct_fmax(M, mv[i]);
