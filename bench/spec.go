@@ -253,16 +253,18 @@ func splitsFor(wg, tok, kvMax, computeUnits int) int {
 }
 
 // MMAPassQueries is the number of queries one workgroup of the mma decode takes in a pass when a
-// row chunk has more than 8 (csrc/decode_mma.hip); a chunk's passes run on workgroups side by side.
-const MMAPassQueries = 16
+// row chunk has more than 8 (csrc/decode_mma.hip: the quad kernel's three N tiles); a chunk's
+// passes run on workgroups side by side.
+const MMAPassQueries = 24
 
 // AutoSplitsMMA is the mma tier's num_splits "auto": AutoSplits's rule, ⌈16·SMs / W⌉ clamped to
 // min(1024, ⌊kv_max / 768⌋), with W the workgroups the tier launches per split, ⌈rows per call /
 // query_group⌉ · Hkv · P, P = ⌈G·query_group / MMAPassQueries⌉ (1 when G·query_group ≤ 8), and 768
-// tokens per split whatever the queries per workgroup (a pass of 16 costs the tier about what one
-// of 8 does). Chosen from the H200 sweeps of the fourteenth session (docs/measurements.md):
-// q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the portable rule's 260, of which the tier's
-// geometry uses 192); q1s100k and big as AutoSplits (130 and 66).
+// tokens per split whatever the queries per workgroup. Chosen from the H200 sweeps of the
+// fourteenth session (docs/measurements.md): q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the
+// portable rule's 260, of which the tier's geometry uses 192); q1s100k and big as AutoSplits (130
+// and 66). The sixteenth session's quad kernel (one workgroup per chunk and split for 24
+// queries): q4s100k 0.055 ms at 130 splits, 0.081 at 176, 0.078 at 264.
 func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {

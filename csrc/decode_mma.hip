@@ -47,6 +47,21 @@
 #ifndef OCT_DM_NT2
 #define OCT_DM_NT2 1
 #endif
+// Chunks of more than 8 queries (MTP rows) on the quad kernel (1: dq_pass, passes of up to 24
+// queries, each tile decoded once for all of them) or on the per-warp kernel's passes (0).
+#ifndef OCT_DM_QUAD
+#define OCT_DM_QUAD 1
+#endif
+// The quad kernel's quads per workgroup (NQ: 4·NQ warps) and its workgroups per SM (a register
+// budget). 3 quads: 168 registers and no spills; q4s100k 0.0549 ms, 4 quads (128 registers, 104
+// bytes of spills) 0.0552, 2 quads 0.068 at any split count (docs/measurements.md, "Sixteenth
+// session", call 2).
+#ifndef OCT_DM_NQ
+#define OCT_DM_NQ 3
+#endif
+#ifndef OCT_DM_OCCQ
+#define OCT_DM_OCCQ (4 / OCT_DM_NQ)
+#endif
 enum {
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
@@ -65,6 +80,31 @@ struct DmSmem {
   alignas(8) uint16_t pt[NW][NT][8][DM_TOK];           // per warp: P' as [query][token]
   int64_t off[NW][DM_TOK];                             // per warp: slot offsets of the tile being staged
   float mw[NW][8 * NT], lw[NW][8 * NT];               // per warp: m and l of each query
+};
+
+// The quad kernel's shared memory (dq_pass: passes of up to 24 queries by NQ quads of 4 warps):
+// 70 KB for NQ 3.
+enum { DQ_NT = 3 };
+template <int NQ>
+struct DqSmem {
+  alignas(16) uint8_t stage[NQ][DM_STAGES][DM_STAGE];  // per quad: staged tiles (the merge reuses it)
+  alignas(8) uint16_t qf[DQ_NT][16][32][4];            // query B fragments, as DmSmem's
+  float qs[8 * DQ_NT];                                 // INT8K: each query's scale
+  float ex[NQ][4][4 * DQ_NT][32];                      // per quad: warp b's K block b score shares [b][N tile · 4 + element][lane]
+  alignas(8) uint16_t pq[NQ][DQ_NT][8][DM_TOK];        // per quad: P' as [N tile][query][token]
+  float al[NQ][8 * DQ_NT];                             // per quad: each query's alpha of the step
+  int64_t off[4 * NQ][DM_TOK];                         // per warp: slot offsets of the tile being staged
+  float mw[NQ][8 * DQ_NT], lw[NQ][8 * DQ_NT];          // per quad: m and l of each query
+};
+
+// The shared memory of a workgroup kind: NQ 0 the per-warp kernel's, else the quad kernel's.
+template <int NT, int NW, int NQ>
+struct DmPick {
+  typedef DqSmem<NQ> T;
+};
+template <int NT, int NW>
+struct DmPick<NT, NW, 0> {
+  typedef DmSmem<NT, NW> T;
 };
 
 #if OCT_MMA_BODY
@@ -123,9 +163,13 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
 // tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
-template <int FMT, int NT, int NW>
-OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, uint8_t* st, const int32_t* bt_row,
-                          int64_t ts, bool contig, int lane, int w) {
+// The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
+// 1): each copies its share (16-byte units part, part + parts, ... of the whole tile; tokens part,
+// part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
+// 16 slot offsets in shared memory.
+template <int FMT>
+OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
+                          int64_t ts, bool contig, int lane, int part, int parts) {
   typedef DmFmt<FMT> F;
   const int64_t hoff = (int64_t)s.h * p.c_sh;
   const int lo = s.t0 > ts ? (int)(s.t0 - ts) : 0, hi = s.te - ts < DM_TOK ? (int)(s.te - ts) : DM_TOK;
@@ -137,42 +181,38 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, N
     const int32_t bid = bt_row[lb];
     if (bid < 0 || bid >= p.num_blocks) return 0u;
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
-    for (int u = lane; u < DM_TOK * F::SLOT / 16; u += 32) oct_copy_g2s16(st + 16 * u, src + 16 * u);
+    for (int u = lane + 32 * part; u < DM_TOK * F::SLOT / 16; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
     return range;
   }
   if (lane < DM_TOK) {
-    int64_t off = -1;
+    int64_t o = -1;
     if ((range >> lane) & 1) {
       const uint32_t tg = (uint32_t)ts + lane, lb = tg / (uint32_t)p.block_size;
       const int32_t bid = bt_row[lb];
-      if (bid >= 0 && bid < p.num_blocks) off = (int64_t)bid * p.c_sb + hoff + (int64_t)(tg - lb * (uint32_t)p.block_size) * p.c_st;
+      if (bid >= 0 && bid < p.num_blocks) o = (int64_t)bid * p.c_sb + hoff + (int64_t)(tg - lb * (uint32_t)p.block_size) * p.c_st;
     }
-    sm.off[w][lane] = off;
+    off[lane] = o;
   }
   oct_sync_wave();
   uint32_t mask = 0;
   OCT_UNROLL4 for (int t = 0; t < DM_TOK; t++) {
-    const int64_t off = sm.off[w][t];
-    if (off < 0) continue;
+    const int64_t o = off[t];
+    if (o < 0) continue;
     mask |= 1u << t;
+    if (t % parts != part) continue;
     for (int u = lane; u < F::SU; u += 32)
-      oct_copy_g2s<F::UB>(st + t * F::ROW + u * F::UB, p.cache + off + u * F::UB);
+      oct_copy_g2s<F::UB>(st + t * F::ROW + u * F::UB, p.cache + o + u * F::UB);
   }
-  oct_sync_wave();  // sm.off is rewritten by the next tile's call
+  oct_sync_wave();  // off is rewritten by the next tile's call
   return mask;
 }
 
-// One pass: queries qb .. qb + np - 1 of the set (np <= 8·NT) over the split's tokens.
-template <int FMT, int NT, int NW>
-OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
-  typedef DmFmt<FMT> F;
-  const int g = lane >> 2, t = lane & 3;
-  const float ninf = -oct_inf();
-
-  // The queries' B fragments: rotated like K in float32, rounded to fp16, at their dec_qpos places;
-  // columns past np zero.
-  oct_sync();  // the previous pass's shared memory is read
-  for (int c = w; c < 8 * NT; c += NW) {
+// The queries' B fragments of a pass: rotated like K in float32, rounded to fp16, at their dec_qpos
+// places; columns past np zero. Warp w of nw takes queries w, w + nw, ... (INT8K: the int8 row and
+// its scale in qs.)
+template <int FMT, int NT>
+OCT_DEV void dm_queries(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16][32][4], float* qs, int lane, int w, int nw) {
+  for (int c = w; c < 8 * NT; c += nw) {
     float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (c < s.np) {
       const int q = s.qb + c;
@@ -187,34 +227,263 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
     float amax = 0.0f;
     OCT_UNROLL for (int i = 0; i < 8; i++) amax = oct_fmax(amax, oct_fabs(x[i]));
     const float qmax = oct_fmax(oct_max32(amax), 1e-8f);
-    uint8_t* qb = (uint8_t*)sm.qf[c >> 3][0][0];
+    uint8_t* qb = (uint8_t*)qf[c >> 3][0][0];
     OCT_UNROLL for (int i = 0; i < 8; i++) {
       const int pos = dec_qpos<FMT>(8 * lane + i), j = (pos >> 2) & 3;
       const float y = oct_fmin(oct_fmax(oct_rint(oct_div_rn(oct_mul_rn(x[i], 127.0f), qmax)), -127.0f), 127.0f);
       qb[((2 * (pos >> 6) + (j >> 1)) * 32 + 4 * (c & 7) + ((pos >> 4) & 3)) * 8 + 4 * (j & 1) + (pos & 3)] = (uint8_t)(int8_t)(int)y;
     }
-    if (lane == 0) sm.qs[c] = c < s.np ? oct_div_rn(qmax, 127.0f) : 0.0f;
+    if (lane == 0) qs[c] = c < s.np ? oct_div_rn(qmax, 127.0f) : 0.0f;
 #else
+    (void)qs;
     OCT_UNROLL for (int i = 0; i < 8; i++) {
       const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
-      sm.qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
+      qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
     }
 #endif
   }
+}
 
+// Per lane, before a pass's tiles: the klen of queries 8(n0 + n) + 2t + c of N tiles n0 .. n0 + NT - 1
+// (0 past np), the running max -inf and l 0.
+template <int NT>
+OCT_DEV void dm_rows(const OctDecodeParams& p, const DmSet& s, int t, int n0, int kq[NT][2], float mrun[NT][2], float lrun[NT][2]) {
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int qc = 8 * (n0 + n) + 2 * t + c, j = qc < s.np ? dm_rowj(p, s, s.qb + qc) : 0;
+      kq[n][c] = qc < s.np ? (j == 0 ? s.klen[0] : j == 1 ? s.klen[1] : j == 2 ? s.klen[2] : s.klen[3]) : 0;
+      mrun[n][c] = -oct_inf(), lrun[n][c] = 0.0f;
+    }
+  }
+}
+
+// K block b's share of the scores of the staged rows rg (token g) and r8 (token g + 8): x[n][v] =
+// the block's dot (fp32 over four m16n8k16 k-steps; INT8K: the exact int32 dot of two m16n8k32) ×
+// the token's K block scale (ksb for token g, k8 for g + 8), for element v of N tile n (token g +
+// 8(v >> 1), query 8n + 2t + (v & 1)).
+template <int FMT, int NT>
+OCT_DEV void dm_kblock(const uint8_t* rg, const uint8_t* r8, int b, int t, int lane, uint16_t (*qf)[16][32][4], float ksb,
+                       float k8, float x[NT][4]) {
+#if OCT_DM_INT8K
+  uint32_t wg[4], w8[4];
+  dec_kwords<FMT, false>(rg, b, t, wg);
+  dec_kwords<FMT, false>(r8, b, t, w8);
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OctMmaI32 acc;
+    OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0;
+    OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
+      OctMmaA8 a;
+      a.r[0] = wg[2 * j2], a.r[1] = w8[2 * j2], a.r[2] = wg[2 * j2 + 1], a.r[3] = w8[2 * j2 + 1];
+      const OctMmaB16 qv = dm_ld64(qf[n][0][0] + 4 * ((2 * b + j2) * 32 + lane));
+      OctMmaB8 bq;
+      bq.r[0] = qv.r[0], bq.r[1] = qv.r[1];
+      acc = oct_mma_m16n8k32_s32_s8(a, bq, acc);
+    }
+    OCT_UNROLL for (int v = 0; v < 4; v++) x[n][v] = oct_mul_rn((float)acc.r[v], v >> 1 ? k8 : ksb);
+  }
+#else
+  uint32_t glo[4], ghi[4], elo[4], ehi[4];
+  dm_kfrag<FMT>(rg, b, t, glo, ghi);
+  dm_kfrag<FMT>(r8, b, t, elo, ehi);
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OctMmaF32 acc;
+    OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0.0f;
+    OCT_UNROLL for (int j = 0; j < 4; j++) {
+      OctMmaA16 a;
+      a.r[0] = glo[j], a.r[1] = elo[j], a.r[2] = ghi[j], a.r[3] = ehi[j];
+      const OctMmaB16 bq = dm_ld64(qf[n][4 * b + j][lane]);
+      acc = oct_mma_m16n8k16_f32_f16(a, bq, acc);
+    }
+    OCT_UNROLL for (int v = 0; v < 4; v++) x[n][v] = oct_mul_rn(acc.r[v], v >> 1 ? k8 : ksb);
+  }
+#endif
+}
+
+// The online softmax of one tile per query (base 2, in registers; lane (g, t) holds tokens g, g + 8
+// of queries 2t, 2t + 1 of each N tile): updates mrun and lrun, returns each query's alpha and
+// whether any is not 1, and writes P' = fp16(fp32(p · V scale) · κ) to the warp's transpose buffer
+// pt [N tile][query][token]. sc: the tile's summed scores (before score_scale); mask: the tile's
+// tokens to attend to; vsg, vs8: the V scales of tokens g and g + 8.
+template <int NT>
+OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask, int64_t ts, int g, int t, int kq[NT][2],
+                        float mrun[NT][2], float lrun[NT][2], float alpha[NT][2], float vsg, float vs8,
+                        uint16_t (*pt)[8][DM_TOK]) {
+  const float ninf = -oct_inf();
+  const bool okg = (mask >> g) & 1, ok8 = (mask >> (g + 8)) & 1;
+  const int64_t tgg = ts + g, tg8 = ts + g + 8;
+  bool rescale = false;
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      // (mutant OCT_MUT_DECODE_MMA_KLEN_EDGE: the token at klen attended too)
+      const int64_t kqe = kq[n][c] + (OCT_MUTANT(OCT_MUT_DECODE_MMA_KLEN_EDGE) && kq[n][c] > 0 ? 1 : 0);
+      const float sg = okg && tgg < kqe ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
+      const float s8 = ok8 && tg8 < kqe ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
+      float mx = oct_fmax(sg, s8);
+      mx = oct_fmax(mx, oct_shfl_xor<4>(mx));
+      mx = oct_fmax(mx, oct_shfl_xor<8>(mx));
+      mx = oct_fmax(mx, oct_shfl_xor<16>(mx));
+      const float mo = mrun[n][c], mn = oct_fmax(mo, mx);
+      float al = 1.0f, pg = 0.0f, p8 = 0.0f;
+      if (mn != ninf) al = oct_exp2(mo - mn), pg = oct_exp2(sg - mn), p8 = oct_exp2(s8 - mn);
+      float sum = oct_add_rn(pg, p8);
+      sum = oct_add_rn(sum, oct_shfl_xor<4>(sum));
+      sum = oct_add_rn(sum, oct_shfl_xor<8>(sum));
+      sum = oct_add_rn(sum, oct_shfl_xor<16>(sum));
+      lrun[n][c] = oct_fma(lrun[n][c], al, sum);
+      if (OCT_MUTANT(OCT_MUT_DECODE_MMA_L_F16)) lrun[n][c] = oct_f16_to_f32(oct_f32_to_f16(lrun[n][c]));  // mutant
+      mrun[n][c] = mn;
+      alpha[n][c] = al;
+      rescale = rescale || al != 1.0f;
+      // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever its V
+      // scale (a poisoned slot a query does not attend to may hold inf).
+      const int qc = 2 * t + c;
+      const float kap = OCT_DM_INT8K ? 64.0f : 256.0f;  // prefill-int8row's factor, wmma-f16q's
+      pt[n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), kap));
+      pt[n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), kap));
+    }
+  }
+  return rescale;
+}
+
+// P's B fragments of P·V from the warp's transpose buffer (after oct_sync_wave).
+template <int NT>
+OCT_DEV void dm_pfrag(uint16_t (*pt)[8][DM_TOK], int g, int t, OctMmaB16 pb[NT]) {
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    pb[n].r[0] = dm_ld32(&pt[n][g][2 * t]);
+    pb[n].r[1] = dm_ld32(&pt[n][g][2 * t + 8]);
+  }
+}
+
+// o (MT dim tiles) times each query's alpha.
+template <int NT, int MT>
+OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    // (mutant OCT_MUT_DECODE_MMA_ALPHA_ROW: query 2t's factor for query 2t + 1 too)
+    const float a1 = OCT_MUTANT(OCT_MUT_DECODE_MMA_ALPHA_ROW) ? alpha[n][0] : alpha[n][1];
+    OCT_UNROLL for (int mt = 0; mt < MT; mt++) {
+      o[mt][n].r[0] = oct_mul_rn(o[mt][n].r[0], alpha[n][0]), o[mt][n].r[2] = oct_mul_rn(o[mt][n].r[2], alpha[n][0]);
+      o[mt][n].r[1] = oct_mul_rn(o[mt][n].r[1], a1), o[mt][n].r[3] = oct_mul_rn(o[mt][n].r[3], a1);
+    }
+  }
+}
+
+// P·V of the dims of V lane 4g + m (M tiles 4m .. 4m + 3, om[0..3]) over the staged tile at ru0 =
+// the row of token 2t: tokens 2t, 2t + 1, 2t + 8, 2t + 9 paired by byte permutes into fp16 halves.
+template <int FMT, int NT>
+OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT]) {
+  typedef DmFmt<FMT> F;
+  uint32_t wa[2], wb[2], wc[2], wd[2];
+  dec_vbytes<FMT>(ru0, 4 * g + m, wa[0], wa[1]);
+  dec_vbytes<FMT>(ru0 + F::ROW, 4 * g + m, wb[0], wb[1]);
+  dec_vbytes<FMT>(ru0 + 8 * F::ROW, 4 * g + m, wc[0], wc[1]);
+  dec_vbytes<FMT>(ru0 + 9 * F::ROW, 4 * g + m, wd[0], wd[1]);
+  OCT_UNROLL for (int k = 0; k < 2; k++) {
+    OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+      OctMmaA16 a;
+      oct_h4_codes(oct_pair_tokens(wa[k], wb[k], hb), a.r[0], a.r[1]);
+      oct_h4_codes(oct_pair_tokens(wc[k], wd[k], hb), a.r[2], a.r[3]);
+      OCT_UNROLL for (int n = 0; n < NT; n++) om[2 * k + hb][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], om[2 * k + hb][n]);
+    }
+  }
+}
+
+// The K block scales of the staged rows rg and r8 (tokens g, g + 8) and their V scales.
+template <int FMT>
+OCT_DEV void dm_scales(const uint8_t* rg, const uint8_t* r8, float ksg[4], float ks8[4], float& vsg, float& vs8) {
+  typedef DmFmt<FMT> F;
+  const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
+  const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
+  OCT_UNROLL for (int b = 0; b < 4; b++) {
+    ksg[b] = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
+    ks8[b] = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
+  }
+  vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
+}
+
+// The staging path of a pass: whole 16-byte tiles when the slots of a tile are contiguous.
+template <int FMT>
+OCT_DEV bool dm_contig(const OctDecodeParams& p) {
+  return p.c_st == DecFmt<FMT>::SLOT && p.block_size % DM_TOK == 0 && (p.c_sb & 15) == 0 && (p.c_sh & 15) == 0 &&
+         ((uintptr_t)p.cache & 15) == 0;
+}
+
+// One unit's (a warp's, or a quad's) o · f of the dims of V lane 4g + m (om: its four M tiles) for N
+// tile n into rows [query 0..7][DM_RES words: dim d at d + d / 32] at rw.
+template <int FMT, int NT>
+OCT_DEV void dm_put_rows(float* rw, OctMmaF32 (*om)[NT], int n, int m, int g, int t, const float f[2]) {
+  int run0, run1;
+  dec_runs<FMT>(4 * g + m, run0, run1);
+  OCT_UNROLL for (int k = 0; k < 2; k++)
+    OCT_UNROLL for (int hb = 0; hb < 2; hb++)
+      OCT_UNROLL for (int v = 0; v < 4; v++) {
+        const int e = 2 * hb + (v >> 1), d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
+        rw[(2 * t + (v & 1)) * DM_RES + d + (d >> 5)] = oct_mul_rn(om[2 * k + hb][n].r[v], f[v & 1]);
+      }
+}
+
+// The merged m and l of each of this lane's queries over nu units (mw, lw: [unit][query]) and the
+// factor f = 2^(m_unit - m) of this unit's o (NU units; unit v's at mw[v · stride]).
+template <int NT, int NU>
+OCT_DEV void dm_merge_ml(const float* mw, const float* lw, int stride, int t, float mrun[NT][2], float f[NT][2],
+                         float mall[NT][2], float lall[NT][2]) {
+  const float ninf = -oct_inf();
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int qc = 8 * n + 2 * t + c;
+      float mx = mw[qc];
+      OCT_UNROLL for (int v = 1; v < NU; v++) mx = oct_fmax(mx, mw[v * stride + qc]);
+      float l = 0.0f;
+      OCT_UNROLL for (int v = 0; v < NU; v++) l = oct_fma(lw[v * stride + qc], mx == ninf ? 0.0f : oct_exp2(mw[v * stride + qc] - mx), l);
+      f[n][c] = mx == ninf ? 0.0f : oct_exp2(mrun[n][c] - mx);
+      mall[n][c] = mx, lall[n][c] = l;
+    }
+  }
+}
+
+// Writes N tile n's partial rows: m and l (warp 0's lane group 0), then o = Σ over the NU units in
+// unit order of the rows at rw ([unit][query][DM_RES]) / (κ·64), by all nthr threads, consecutive
+// threads at consecutive dims.
+template <int NT, int NU>
+OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float* rw, int nthr, int n, int w, int g,
+                           int t, float mall[NT][2], float lall[NT][2]) {
+  if (w == 0 && g == 0) {
+    OCT_UNROLL for (int c = 0; c < 2; c++) {
+      const int qc = 8 * n + 2 * t + c;
+      if (qc < s.np) {
+        float* dst = p.partials + dm_prow(p, s, s.qb + qc);
+        dst[256] = mall[n][c], dst[257] = lall[n][c];
+      }
+    }
+  }
+  oct_sync();
+  const int nq = s.np - 8 * n < 8 ? s.np - 8 * n : 8;
+  for (int i = oct_tid(); i < 256 * nq; i += nthr) {
+    const int q = i >> 8, d = i & 255;
+    float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
+    const int a = q * DM_RES + d + (d >> 5);
+    float x = rw[a];
+    OCT_UNROLL for (int u = 1; u < NU; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
+    dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
+  }
+}
+
+// One pass: queries qb .. qb + np - 1 of the set (np <= 8·NT) over the split's tokens; each warp
+// its own pipeline over the tiles w, w + NW, ... (the header).
+template <int FMT, int NT, int NW>
+OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
+  typedef DmFmt<FMT> F;
+  const int g = lane >> 2, t = lane & 3;
+
+  oct_sync();  // the previous pass's shared memory is read
+  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, NW);
   // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
   int kq[NT][2];
   float mrun[NT][2], lrun[NT][2];
+  dm_rows<NT>(p, s, t, 0, kq, mrun, lrun);
   OctMmaF32 o[16][NT];  // [dim M tile][N tile]: dims of rows g, g + 8 (dm_vdim), queries 2t, 2t + 1
-  OCT_UNROLL for (int n = 0; n < NT; n++) {
-    OCT_UNROLL for (int c = 0; c < 2; c++) {
-      const int qc = 8 * n + 2 * t + c, j = qc < s.np ? dm_rowj(p, s, s.qb + qc) : 0;
-      kq[n][c] = qc < s.np ? (j == 0 ? s.klen[0] : j == 1 ? s.klen[1] : j == 2 ? s.klen[2] : s.klen[3]) : 0;
-      mrun[n][c] = ninf, lrun[n][c] = 0.0f;
-    }
-    OCT_UNROLL for (int mt = 0; mt < 16; mt++)
+  OCT_UNROLL for (int mt = 0; mt < 16; mt++)
+    OCT_UNROLL for (int n = 0; n < NT; n++)
       OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
-  }
   oct_sync();  // the query fragments are written
 #if OCT_DM_INT8K
   float qsc[NT][2];
@@ -224,160 +493,54 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 
   // The set's block table row and the staging path.
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
-  const bool contig = p.c_st == DecFmt<FMT>::SLOT && p.block_size % DM_TOK == 0 && (p.c_sb & 15) == 0 &&
-                      (p.c_sh & 15) == 0 && ((uintptr_t)p.cache & 15) == 0;
+  const bool contig = dm_contig<FMT>(p);
   const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
   const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
   uint8_t* stage0 = sm.stage[w][0];
   uint8_t* stage1 = sm.stage[w][1];
   uint8_t* stage2 = sm.stage[w][2];
   uint32_t mcur = 0, mnext = 0, mlast = 0;
-  if (w < ntile) mcur = dm_issue<FMT>(p, s, sm, stage0, btr, tfirst + DM_TOK * w, contig, lane, w);
+  if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
   oct_async_commit();
-  if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm, stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, w);
+  if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
   oct_async_commit();
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
     if (it + 2 * NW < ntile)
-      mlast = dm_issue<FMT>(p, s, sm, stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, w);
+      mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1);
     oct_async_commit();
     oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
     oct_sync_wave();
     const uint8_t* rg = stage0 + g * F::ROW;
     const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
+    float ksg[4], ks8[4], vsg, vs8;
+    dm_scales<FMT>(rg, r8, ksg, ks8, vsg, vs8);
 
-    // Scales of tokens g and g + 8.
-    float ksg[4], ks8[4];
-    const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
-    const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
-    OCT_UNROLL for (int b = 0; b < 4; b++) {
-      ksg[b] = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
-      ks8[b] = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
-    }
-    const float vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
-
-    // Scores: element i of N tile n is token g + 8(i >> 1), query 8n + 2t + (i & 1).
+    // Scores: element i of N tile n is token g + 8(i >> 1), query 8n + 2t + (i & 1); the blocks'
+    // shares summed in block order.
     float sc[NT][4];
     OCT_UNROLL for (int b = 0; b < 4; b++) {
-#if OCT_DM_INT8K
-      uint32_t wg[4], w8[4];
-      dec_kwords<FMT, false>(rg, b, t, wg);
-      dec_kwords<FMT, false>(r8, b, t, w8);
-#else
-      uint32_t glo[4], ghi[4], elo[4], ehi[4];
-      dm_kfrag<FMT>(rg, b, t, glo, ghi);
-      dm_kfrag<FMT>(r8, b, t, elo, ehi);
-#endif
       // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
       const float k8 = OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? ksg[b] : ks8[b];
-      OCT_UNROLL for (int n = 0; n < NT; n++) {
-#if OCT_DM_INT8K
-        // The block's exact int32 dot: two m16n8k32 k-steps of 32 dims.
-        OctMmaI32 acc;
-        OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0;
-        OCT_UNROLL for (int j2 = 0; j2 < 2; j2++) {
-          OctMmaA8 a;
-          a.r[0] = wg[2 * j2], a.r[1] = w8[2 * j2], a.r[2] = wg[2 * j2 + 1], a.r[3] = w8[2 * j2 + 1];
-          const OctMmaB16 qv = dm_ld64(sm.qf[n][0][0] + 4 * ((2 * b + j2) * 32 + lane));
-          OctMmaB8 bq;
-          bq.r[0] = qv.r[0], bq.r[1] = qv.r[1];
-          acc = oct_mma_m16n8k32_s32_s8(a, bq, acc);
-        }
-        OCT_UNROLL for (int v = 0; v < 4; v++) {
-          const float x = oct_mul_rn((float)acc.r[v], v >> 1 ? k8 : ksg[b]);
-          sc[n][v] = b == 0 ? x : oct_add_rn(sc[n][v], x);
-        }
-#else
-        OctMmaF32 acc;
-        OCT_UNROLL for (int v = 0; v < 4; v++) acc.r[v] = 0.0f;
-        OCT_UNROLL for (int j = 0; j < 4; j++) {
-          OctMmaA16 a;
-          a.r[0] = glo[j], a.r[1] = elo[j], a.r[2] = ghi[j], a.r[3] = ehi[j];
-          const OctMmaB16 bq = dm_ld64(sm.qf[n][4 * b + j][lane]);
-          acc = oct_mma_m16n8k16_f32_f16(a, bq, acc);
-        }
-        OCT_UNROLL for (int v = 0; v < 4; v++) {
-          const float x = oct_mul_rn(acc.r[v], v >> 1 ? k8 : ksg[b]);
-          sc[n][v] = b == 0 ? x : oct_add_rn(sc[n][v], x);
-        }
-#endif
-      }
+      float x[NT][4];
+      dm_kblock<FMT, NT>(rg, r8, b, t, lane, sm.qf, ksg[b], k8, x);
+      OCT_UNROLL for (int n = 0; n < NT; n++)
+        OCT_UNROLL for (int v = 0; v < 4; v++) sc[n][v] = b == 0 ? x[n][v] : oct_add_rn(sc[n][v], x[n][v]);
     }
 #if OCT_DM_INT8K
     OCT_UNROLL for (int n = 0; n < NT; n++)  // times the query's scale (then sm_scale·log2(e)/64 below)
       OCT_UNROLL for (int v = 0; v < 4; v++) sc[n][v] = oct_mul_rn(sc[n][v], qsc[n][v & 1]);
 #endif
 
-    // Online softmax per query; P' to the warp's transpose buffer.
-    const bool okg = (mcur >> g) & 1, ok8 = (mcur >> (g + 8)) & 1;
-    const int64_t tgg = ts + g, tg8 = ts + g + 8;
+    // Online softmax per query; P' through the warp's transpose buffer; P·V.
     float alpha[NT][2];
-    bool rescale = false;
-    OCT_UNROLL for (int n = 0; n < NT; n++) {
-      OCT_UNROLL for (int c = 0; c < 2; c++) {
-        // (mutant OCT_MUT_DECODE_MMA_KLEN_EDGE: the token at klen attended too)
-        const int64_t kqe = kq[n][c] + (OCT_MUTANT(OCT_MUT_DECODE_MMA_KLEN_EDGE) && kq[n][c] > 0 ? 1 : 0);
-        const float sg = okg && tgg < kqe ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
-        const float s8 = ok8 && tg8 < kqe ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
-        float mx = oct_fmax(sg, s8);
-        mx = oct_fmax(mx, oct_shfl_xor<4>(mx));
-        mx = oct_fmax(mx, oct_shfl_xor<8>(mx));
-        mx = oct_fmax(mx, oct_shfl_xor<16>(mx));
-        const float mo = mrun[n][c], mn = oct_fmax(mo, mx);
-        float al = 1.0f, pg = 0.0f, p8 = 0.0f;
-        if (mn != ninf) al = oct_exp2(mo - mn), pg = oct_exp2(sg - mn), p8 = oct_exp2(s8 - mn);
-        float sum = oct_add_rn(pg, p8);
-        sum = oct_add_rn(sum, oct_shfl_xor<4>(sum));
-        sum = oct_add_rn(sum, oct_shfl_xor<8>(sum));
-        sum = oct_add_rn(sum, oct_shfl_xor<16>(sum));
-        lrun[n][c] = oct_fma(lrun[n][c], al, sum);
-        if (OCT_MUTANT(OCT_MUT_DECODE_MMA_L_F16)) lrun[n][c] = oct_f16_to_f32(oct_f32_to_f16(lrun[n][c]));  // mutant
-        mrun[n][c] = mn;
-        alpha[n][c] = al;
-        rescale = rescale || al != 1.0f;
-        // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever its V
-        // scale (a poisoned slot a query does not attend to may hold inf).
-        const int qc = 2 * t + c;
-        const float kap = OCT_DM_INT8K ? 64.0f : 256.0f;  // prefill-int8row's factor, wmma-f16q's
-        sm.pt[w][n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), kap));
-        sm.pt[w][n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), kap));
-      }
-    }
+    const bool rescale = dm_softmax<NT>(p, sc, mcur, ts, g, t, kq, mrun, lrun, alpha, vsg, vs8, sm.pt[w]);
     oct_sync_wave();
     OctMmaB16 pb[NT];
-    OCT_UNROLL for (int n = 0; n < NT; n++) {
-      pb[n].r[0] = dm_ld32(&sm.pt[w][n][g][2 * t]);
-      pb[n].r[1] = dm_ld32(&sm.pt[w][n][g][2 * t + 8]);
-    }
-    if (rescale) {
-      OCT_UNROLL for (int n = 0; n < NT; n++) {
-        // (mutant OCT_MUT_DECODE_MMA_ALPHA_ROW: query 2t's factor for query 2t + 1 too)
-        const float a1 = OCT_MUTANT(OCT_MUT_DECODE_MMA_ALPHA_ROW) ? alpha[n][0] : alpha[n][1];
-        OCT_UNROLL for (int mt = 0; mt < 16; mt++) {
-          o[mt][n].r[0] = oct_mul_rn(o[mt][n].r[0], alpha[n][0]), o[mt][n].r[2] = oct_mul_rn(o[mt][n].r[2], alpha[n][0]);
-          o[mt][n].r[1] = oct_mul_rn(o[mt][n].r[1], a1), o[mt][n].r[3] = oct_mul_rn(o[mt][n].r[3], a1);
-        }
-      }
-    }
-
-    // P·V: tokens 2t, 2t + 1, 2t + 8, 2t + 9; V lane 4g + m gives M tiles 4m .. 4m + 3.
+    dm_pfrag<NT>(sm.pt[w], g, t, pb);
+    if (rescale) dm_rescale<NT, 16>(o, alpha);
     const uint8_t* ru0 = stage0 + (2 * t) * F::ROW;
-    OCT_UNROLL for (int m = 0; m < 4; m++) {
-      uint32_t wa[2], wb[2], wc[2], wd[2];
-      dec_vbytes<FMT>(ru0, 4 * g + m, wa[0], wa[1]);
-      dec_vbytes<FMT>(ru0 + F::ROW, 4 * g + m, wb[0], wb[1]);
-      dec_vbytes<FMT>(ru0 + 8 * F::ROW, 4 * g + m, wc[0], wc[1]);
-      dec_vbytes<FMT>(ru0 + 9 * F::ROW, 4 * g + m, wd[0], wd[1]);
-      OCT_UNROLL for (int k = 0; k < 2; k++) {
-        OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
-          OctMmaA16 a;
-          oct_h4_codes(oct_pair_tokens(wa[k], wb[k], hb), a.r[0], a.r[1]);
-          oct_h4_codes(oct_pair_tokens(wc[k], wd[k], hb), a.r[2], a.r[3]);
-          const int mt = 4 * m + 2 * k + hb;
-          OCT_UNROLL for (int n = 0; n < NT; n++) o[mt][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], o[mt][n]);
-        }
-      }
-    }
+    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT>(ru0, g, m, pb, &o[4 * m]);
     oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
@@ -391,18 +554,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
       if (g == 0) sm.mw[w][8 * n + 2 * t + c] = mrun[n][c], sm.lw[w][8 * n + 2 * t + c] = lrun[n][c];
   oct_sync();
   float f[NT][2], mall[NT][2], lall[NT][2];
-  OCT_UNROLL for (int n = 0; n < NT; n++) {
-    OCT_UNROLL for (int c = 0; c < 2; c++) {
-      const int qc = 8 * n + 2 * t + c;
-      float mx = sm.mw[0][qc];
-      OCT_UNROLL for (int v = 1; v < NW; v++) mx = oct_fmax(mx, sm.mw[v][qc]);
-      float l = 0.0f;
-      OCT_UNROLL for (int v = 0; v < NW; v++)
-        l = oct_fma(sm.lw[v][qc], mx == ninf ? 0.0f : oct_exp2(sm.mw[v][qc] - mx), l);
-      f[n][c] = mx == ninf ? 0.0f : oct_exp2(mrun[n][c] - mx);
-      mall[n][c] = mx, lall[n][c] = l;
-    }
-  }
+  dm_merge_ml<NT, NW>(&sm.mw[0][0], &sm.lw[0][0], 8 * NT, t, mrun, f, mall, lall);
   // Each warp's o · f as rows [warp][query][DM_RES words: dim d at d + d / 32] (the skew and the
   // row stride, 8 mod 32 words, keep a warp's stores — 8 dim groups 32 apart × 4 queries — on 32
   // banks); then the whole workgroup sums the warps in warp order, ((o0 + o1) + o2) + o3, and
@@ -413,43 +565,162 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   float* rw = (float*)&sm.stage[0][0][0];
   static_assert(NW * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
   OCT_UNROLL for (int n = 0; n < NT; n++) {
-    OCT_UNROLL for (int m = 0; m < 4; m++) {
-      int run0, run1;
-      dec_runs<FMT>(4 * g + m, run0, run1);
-      OCT_UNROLL for (int k = 0; k < 2; k++)
-        OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
-          const int mt = 4 * m + 2 * k + hb;
-          OCT_UNROLL for (int v = 0; v < 4; v++) {
-            const int e = 2 * hb + (v >> 1), d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
-            rw[(w * 8 + 2 * t + (v & 1)) * DM_RES + d + (d >> 5)] = oct_mul_rn(o[mt][n].r[v], f[n][v & 1]);
-          }
-        }
-    }
-    if (w == 0 && g == 0) {
-      OCT_UNROLL for (int c = 0; c < 2; c++) {
-        const int qc = 8 * n + 2 * t + c;
-        if (qc < s.np) {
-          float* dst = p.partials + dm_prow(p, s, s.qb + qc);
-          dst[256] = mall[n][c], dst[257] = lall[n][c];
-        }
-      }
-    }
-    oct_sync();
-    for (int q = 0; q < 8 && 8 * n + q < s.np; q++) {
-      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
-      for (int d = oct_tid(); d < 256; d += 32 * NW) {
-        const int a = q * DM_RES + d + (d >> 5);
-        float x = rw[a];
-        OCT_UNROLL for (int u = 1; u < NW; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
-        dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
-      }
-    }
+    OCT_UNROLL for (int m = 0; m < 4; m++) dm_put_rows<FMT, NT>(rw + w * 8 * DM_RES, &o[4 * m], n, m, g, t, f[n]);
+    dm_write_rows<NT, NW>(p, s, rw, 32 * NW, n, w, g, t, mall, lall);
     if (n + 1 < NT) oct_sync();  // rw is read (the next pass starts with a barrier of its own)
   }
 }
 
+// The barrier of quad qd's 128 threads (OCT_DQ_NAMED 1: named barrier 1 + qd on CUDA, so that the
+// quads of a workgroup need not run in step; 0: the workgroup's). The emulator takes the
+// workgroup's: its quads run the same number of steps, so the stronger barrier cannot deadlock.
+#ifndef OCT_DQ_NAMED
+#define OCT_DQ_NAMED 1
+#endif
+OCT_DEV void dq_sync(int qd) {
+#if defined(OCT_NV)
+  if (OCT_DQ_NAMED) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + qd) : "memory");
+    return;
+  }
+#endif
+  (void)qd;
+  oct_sync();
+}
+
+// One pass of the quad kernel: queries qb .. qb + np - 1 of the set (np <= 24, three N tiles) over
+// the split's tokens, by NQ quads of 4 warps. Quad qd walks the tiles qd, qd + NQ, ... in steps of
+// three barriers of the quad (dq_sync); its 4 warps stage each tile together and share it:
+//   - warp wq computes K block wq's share of the 24 queries' scores (dm_kblock) into shared memory;
+//   - warp n < 3 sums N tile n's four shares in block order (the per-warp kernel's scores, bit for
+//     bit) and runs its softmax (dm_softmax), writing P' and alpha to shared memory;
+//   - warp wq does P·V for the dims of V lanes 4g + wq of all 24 queries.
+// So each tile's K and V is decoded once for all 24 queries (the per-warp kernel's passes of 12 on
+// two workgroups decoded it twice), no softmax is computed twice, and a warp holds 4 of the 16 dim
+// tiles (48 accumulator registers for 24 queries, against 128 for 16). At the end the quads'
+// (m, l, o) are merged in quad order as the per-warp kernel merges its warps.
+template <int FMT, int NQ>
+OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, int lane, int w) {
+  typedef DmFmt<FMT> F;
+  enum { NT = DQ_NT };
+  const int g = lane >> 2, t = lane & 3, qd = w >> 2, wq = w & 3;
+  const int sn = wq < NT ? wq : 0;  // the N tile whose softmax this warp runs (warp 3: none)
+
+  oct_sync();  // the previous pass's shared memory is read
+  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, 4 * NQ);
+  int kq[1][2];
+  float mrun[1][2], lrun[1][2];
+  dm_rows<1>(p, s, t, sn, kq, mrun, lrun);
+  OctMmaF32 o[4][NT];  // M tiles 4wq .. 4wq + 3 (the dims of V lane 4g + wq)
+  OCT_UNROLL for (int mt = 0; mt < 4; mt++)
+    OCT_UNROLL for (int n = 0; n < NT; n++)
+      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
+  oct_sync();  // the query fragments are written
+#if OCT_DM_INT8K
+  float qsc[2];
+  OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
+#endif
+
+  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
+  const bool contig = dm_contig<FMT>(p);
+  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
+  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
+  // (mutant OCT_MUT_DECODE_MMA_QUAD_STEPS: ⌊ntile / NQ⌋ steps, the last tiles of a split whose tile
+  // count is not a multiple of NQ dropped)
+  const int steps = OCT_MUTANT(OCT_MUT_DECODE_MMA_QUAD_STEPS) ? ntile / NQ : (ntile + NQ - 1) / NQ;
+  uint8_t* stage0 = sm.stage[qd][0];
+  uint8_t* stage1 = sm.stage[qd][1];
+  uint8_t* stage2 = sm.stage[qd][2];
+  uint32_t mcur = 0, mnext = 0, mlast = 0;
+  if (qd < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, wq, 4);
+  oct_async_commit();
+  if (qd + NQ < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, wq, 4);
+  oct_async_commit();
+  for (int step = 0; step < steps; step++) {
+    const int it = NQ * step + qd;
+    const int64_t ts = tfirst + (int64_t)DM_TOK * it;
+    oct_async_wait<1>();  // this warp's copies of this step's tile (the next one's may be in flight)
+    dq_sync(qd);          // A: the quad's copies landed; its last step's reads of stage2, pq and al are done
+    if (it + 2 * NQ < ntile) mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, wq, 4);
+    oct_async_commit();
+    const bool act = it < ntile;
+    const uint8_t* rg = stage0 + g * F::ROW;
+    const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
+    float ksg[4], ks8[4], vsg = 0.0f, vs8 = 0.0f;
+    if (act) {  // K block wq's share of every query's scores
+      dm_scales<FMT>(rg, r8, ksg, ks8, vsg, vs8);
+      const float kb = wq == 0 ? ksg[0] : wq == 1 ? ksg[1] : wq == 2 ? ksg[2] : ksg[3];
+      const float k8b = wq == 0 ? ks8[0] : wq == 1 ? ks8[1] : wq == 2 ? ks8[2] : ks8[3];
+      // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
+      float x[NT][4];
+      dm_kblock<FMT, NT>(rg, r8, wq, t, lane, sm.qf, kb, OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? kb : k8b, x);
+      OCT_UNROLL for (int n = 0; n < NT; n++)
+        OCT_UNROLL for (int v = 0; v < 4; v++) sm.ex[qd][wq][4 * n + v][lane] = x[n][v];
+    }
+    dq_sync(qd);  // B: the four blocks' shares are written
+    if (act && wq < NT) {  // N tile sn's scores (the four shares in block order) and softmax
+      float sc[1][4];
+      OCT_UNROLL for (int v = 0; v < 4; v++) {
+        float y = sm.ex[qd][0][4 * sn + v][lane];
+        OCT_UNROLL for (int b = 1; b < 4; b++) y = oct_add_rn(y, sm.ex[qd][b][4 * sn + v][lane]);
+#if OCT_DM_INT8K
+        y = oct_mul_rn(y, qsc[v & 1]);  // times the query's scale
+#endif
+        sc[0][v] = y;
+      }
+      float alpha[1][2];
+      dm_softmax<1>(p, sc, mcur, ts, g, t, kq, mrun, lrun, alpha, vsg, vs8, &sm.pq[qd][sn]);
+      if (g == 0) sm.al[qd][8 * sn + 2 * t] = alpha[0][0], sm.al[qd][8 * sn + 2 * t + 1] = alpha[0][1];
+    }
+    dq_sync(qd);  // C: P' and alpha of every query are written
+    if (act) {  // P·V of the dims of V lane 4g + wq for every query
+      OctMmaB16 pb[NT];
+      dm_pfrag<NT>(sm.pq[qd], g, t, pb);
+      float alpha[NT][2];
+      bool rescale = false;
+      OCT_UNROLL for (int n = 0; n < NT; n++)
+        OCT_UNROLL for (int c = 0; c < 2; c++) {
+          alpha[n][c] = sm.al[qd][8 * n + 2 * t + c];
+          rescale = rescale || alpha[n][c] != 1.0f;
+        }
+      if (rescale) dm_rescale<NT, 4>(o, alpha);
+      dm_pv<FMT, NT>(stage0 + (2 * t) * F::ROW, g, wq, pb, o);
+    }
+    uint8_t* tmp = stage0;
+    stage0 = stage1, stage1 = stage2, stage2 = tmp;
+    mcur = mnext, mnext = mlast;
+  }
+  oct_async_wait<0>();
+
+  // Merge the quads: warp n of a quad holds N tile n's m and l.
+  if (wq < NT && g == 0)
+    OCT_UNROLL for (int c = 0; c < 2; c++) sm.mw[qd][8 * sn + 2 * t + c] = mrun[0][c], sm.lw[qd][8 * sn + 2 * t + c] = lrun[0][c];
+  oct_sync();
+  float mq[NT][2], f[NT][2], mall[NT][2], lall[NT][2];
+  OCT_UNROLL for (int n = 0; n < NT; n++)
+    OCT_UNROLL for (int c = 0; c < 2; c++) mq[n][c] = sm.mw[qd][8 * n + 2 * t + c];
+  dm_merge_ml<NT, NQ>(&sm.mw[0][0], &sm.lw[0][0], 8 * NT, t, mq, f, mall, lall);
+  float* rw = (float*)&sm.stage[0][0][0];
+  static_assert(NQ * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
+  OCT_UNROLL for (int n = 0; n < NT; n++) {
+    dm_put_rows<FMT, NT>(rw + qd * 8 * DM_RES, o, n, wq, g, t, f[n]);
+    dm_write_rows<NT, NQ>(p, s, rw, 128 * NQ, n, w, g, t, mall, lall);
+    if (n + 1 < NT) oct_sync();
+  }
+}
+
+// The pass of each workgroup kind.
 template <int FMT, int NT, int NW>
-OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT, NW>& sm) {
+OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
+  dm_pass<FMT, NT, NW>(p, s, sm, lane, w);
+}
+template <int FMT, int NT, int NW, int NQ>
+OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, int lane, int w) {
+  dq_pass<FMT, NQ>(p, s, sm, lane, w);
+}
+
+template <int FMT, int NT, int NW, class SM>
+OCT_DEV void dm_body(const OctDecodeParams& p, SM& sm) {
   const int lane = oct_lane(), w = oct_wave();
   oct_pdl_trigger();  // the reduce may be scheduled once every workgroup has started (it waits for our end)
   // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
@@ -515,7 +786,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT, NW>& sm) {
     for (int qb = 0; qb < nq; qb += width) {
       if (k++ % wpc != pi) continue;
       s.qb = qb, s.np = nq - qb < width ? nq - qb : width;
-      dm_pass<FMT, NT, NW>(p, s, sm, lane, w);
+      dm_run_pass<FMT, NT, NW>(p, s, sm, lane, w);
     }
   }
 }
@@ -523,47 +794,52 @@ OCT_DEV void dm_body(const OctDecodeParams& p, DmSmem<NT, NW>& sm) {
 #if defined(OCT_NV)
 extern __shared__ OctU4 dm_dyn[];  // (16-byte aligned)
 #endif
-template <int FMT, int NT, int NW>
+template <int FMT, int NT, int NW, int NQ>
 OCT_DEV void dm_kernel(const OctDecodeParams& p) {
+  typedef typename DmPick<NT, NW, NQ>::T SM;
 #if defined(OCT_NV)
-  dm_body<FMT, NT, NW>(p, *reinterpret_cast<DmSmem<NT, NW>*>(dm_dyn));
+  dm_body<FMT, NT, NW>(p, *reinterpret_cast<SM*>(dm_dyn));
 #else
-  OCT_SHARED DmSmem<NT, NW> sm;
+  OCT_SHARED SM sm;
   dm_body<FMT, NT, NW>(p, sm);
 #endif
 }
-#define OCT_DM_BODY(fmt, nt, nw) dm_kernel<fmt, nt, nw>(p);
+#define OCT_DM_BODY(fmt, nt, nw, nq) dm_kernel<fmt, nt, nw, nq>(p);
 #else
-#define OCT_DM_BODY(fmt, nt, nw) (void)p;
+#define OCT_DM_BODY(fmt, nt, nw, nq) (void)p;
 #endif
 
 // One kernel per format (the layout is a compile-time constant), pass width and warp count: NT 1
-// (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2, and NT 1
-// with 8 warps at 1 (grids of at most one workgroup per SM).
-#define OCT_DM_KERNEL(name, fmt, nt, nw, occ) \
-  OCT_KERNEL_OCC(32 * nw, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt, nw) }
+// (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2, NT 1 with
+// 8 warps at 1 (grids of at most one workgroup per SM), and the quad kernel (passes of up to 24
+// queries, NQ quads of 4 warps, dq_pass) for chunks of more than 8 queries.
+#define OCT_DM_KERNEL(name, fmt, nt, nw, nq, occ) \
+  OCT_KERNEL_OCC(32 * nw, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt, nw, nq) }
 #ifndef OCT_DM_OCC1
 #define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 4, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 4, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 4, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 4, 0, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 4, 0, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 4, 0, OCT_DM_OCC1)
 #ifndef OCT_DM_OCC2
 #define OCT_DM_OCC2 2  // the same for the NT 2 kernels
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, 0, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, 0, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, 0, OCT_DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 0, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 0, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 0, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
 #if defined(OCT_NV)
-template <int NT, int NW>
+template <int NT, int NW, int NQ>
 static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams& p, int64_t chunks) {
-  const int bytes = (int)sizeof(DmSmem<NT, NW>);
+  const int bytes = (int)sizeof(typename DmPick<NT, NW, NQ>::T);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e == cudaSuccess)  // the largest shared-memory carve-out, so that 4 workgroups fit an SM
     e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
@@ -571,19 +847,29 @@ static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams
   kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(32 * NW), bytes, 0>>>(p);
   return oct_launch_status();
 }
-#define OCT_DM_LAUNCH(name, nt, nw) return dm_launch<nt, nw>(name, p, chunks)
+#define OCT_DM_LAUNCH(name, nt, nw, nq) return dm_launch<nt, nw, nq>(name, p, chunks)
 #else
-#define OCT_DM_LAUNCH(name, nt, nw) \
+#define OCT_DM_LAUNCH(name, nt, nw, nq) \
   OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, 32 * nw, p); \
   return oct_launch_status()
 #endif
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
-  // The chunk's passes (G · query_group queries, 8 or 16 per pass) go to as many workgroups, so
-  // that MTP rows cost one pass's latency, not several in a row.
+  // The chunk's passes (G · query_group queries; 8 per pass, or 24 on the quad kernel when a chunk
+  // has more than 8, or 16 with OCT_DM_QUAD 0) go to as many workgroups, so that MTP rows cost one
+  // pass's latency, not several in a row.
   OctDecodeParams p = p0;
-  const int nt = p.g * p.qgroup <= 8 || !OCT_DM_NT2 ? 1 : 2;
-  p.wpc = (p.g * p.qgroup + 8 * nt - 1) / (8 * nt);
+  const int nq = p.g * p.qgroup;
+  const bool quad = nq > 8 && OCT_DM_QUAD;
+  const int nt = quad ? DQ_NT : nq <= 8 || !OCT_DM_NT2 ? 1 : 2;
+  p.wpc = (nq + 8 * nt - 1) / (8 * nt);
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
+  if (quad) {
+    switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+    }
+  }
   // 8 warps when every workgroup that has tokens gets an SM of its own (splits past the last
   // token are empty and end at once).
   const int64_t used = (p.kv_max + p.split_len - 1) / p.split_len;
@@ -591,21 +877,21 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms));
   if (w8) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 1, 8);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w8_kernel, 1, 8);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w8_kernel, 1, 8);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 1, 8, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w8_kernel, 1, 8, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w8_kernel, 1, 8, 0);
     }
   }
   if (nt == 1) {
-    switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1, 4);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1, 4);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1, 4);
+    switch (p.fmt) {
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1, 4, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1, 4, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1, 4, 0);
     }
   }
   switch (p.fmt) {
-    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2, 4);
-    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2, 4);
-    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2, 4);
+    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2, 4, 0);
+    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2, 4, 0);
+    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2, 4, 0);
   }
 }

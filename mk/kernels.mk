@@ -180,11 +180,13 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 # off in the default build until measured: the two files it changes rebuilt with it, linked with
 # the rest of the emulator build, so that `make emu-test` keeps it correct. The same library takes
 # the 8-warp decode for every pass of 8 (OCT_DM_W8=1, csrc/decode_mma.hip): on the emulator (one
-# "SM") the default build takes it only for one-workgroup grids.
+# "SM") the default build takes it only for one-workgroup grids; and the per-warp kernel's passes
+# of 16 for chunks of more than 8 queries (OCT_DM_QUAD=0), which the default build gives the quad
+# kernel.
 KEMU_INT8K_OBJ := $(KBUILD)/variants/int8k/decode_mma.hip.o $(KBUILD)/variants/int8k/capi_core.cpp.o
 $(KBUILD)/variants/int8k/%.o: csrc/% $(KHDRS)
 	@mkdir -p $(@D)
-	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -c $< -o $@
+	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0 -c $< -o $@
 $(KBUILD)/variants/liboctave_emu_int8k.so: $(KEMU_INT8K_OBJ) $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $(KEMU_INT8K_OBJ) $(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o,$(KEMU_OBJ)) -o $@ -lpthread
 

@@ -61,3 +61,4 @@
 #define OCT_MUT_PREFILL_MMA_VSTEP 46  // prefill (mma, wgmma path): the P·V's second k-step reads V one core matrix too early along K (its descriptor's start at 1 × LBO instead of 2 × LBO: columns 8..23 multiplied by P's columns 16..31)
 #define OCT_MUT_REDUCE_WAVE_MAX 48  // reduce: the max M of the splits' m taken from wave 0's splits only (the waves' maxima not exchanged), so a split whose m exceeds it gets a weight 2^(m - M) > 1 that can overflow
 #define OCT_MUT_DECODE_MMA_PASS_GRID 47  // decode (mma): a workgroup's row chunk taken as bid_x · query_group / wpc instead of ⌊bid_x / wpc⌋ · query_group (the pass index not divided out of the grid's x when MTP passes are spread)
+#define OCT_MUT_DECODE_MMA_QUAD_STEPS 49  // decode (mma, quad kernel): ⌊ntile / NQ⌋ steps over a split instead of ⌈ntile / NQ⌉ (the last tiles of a split whose tile count is not a multiple of the quads dropped)
