@@ -93,6 +93,7 @@ struct DqSmem {
   float ex[NQ][4][4 * DQ_NT][32];                      // per quad: warp b's K block b score shares [b][N tile · 4 + element][lane]
   alignas(8) uint16_t pq[NQ][DQ_NT][8][DM_TOK];        // per quad: P' as [N tile][query][token]
   float al[NQ][8 * DQ_NT];                             // per quad: each query's alpha of the step
+  uint32_t msk[NQ][DM_STAGES];                         // per quad: the staged tiles' masks (a ring like stage)
   int64_t off[4 * NQ][DM_TOK];                         // per warp: slot offsets of the tile being staged
   float mw[NQ][8 * DQ_NT], lw[NQ][8 * DQ_NT];          // per quad: m and l of each query
 };
@@ -577,6 +578,11 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 #ifndef OCT_DQ_NAMED
 #define OCT_DQ_NAMED 1
 #endif
+// Who stages the quad's tiles: warp 3 alone, while warps 0..2 run the softmax (1), or the four
+// warps a quarter each at the start of a step (0).
+#ifndef OCT_DQ_STAGER
+#define OCT_DQ_STAGER 1
+#endif
 OCT_DEV void dq_sync(int qd) {
 #if defined(OCT_NV)
   if (OCT_DQ_NAMED) {
@@ -590,7 +596,8 @@ OCT_DEV void dq_sync(int qd) {
 
 // One pass of the quad kernel: queries qb .. qb + np - 1 of the set (np <= 24, three N tiles) over
 // the split's tokens, by NQ quads of 4 warps. Quad qd walks the tiles qd, qd + NQ, ... in steps of
-// three barriers of the quad (dq_sync); its 4 warps stage each tile together and share it:
+// three barriers of the quad (dq_sync); its warp 3 stages the tiles (two ahead, while warps 0..2
+// run the softmax) and its 4 warps share each tile:
 //   - warp wq computes K block wq's share of the 24 queries' scores (dm_kblock) into shared memory;
 //   - warp n < 3 sums N tile n's four shares in block order (the per-warp kernel's scores, bit for
 //     bit) and runs its softmax (dm_softmax), writing P' and alpha to shared memory;
@@ -628,21 +635,33 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // (mutant OCT_MUT_DECODE_MMA_QUAD_STEPS: ⌊ntile / NQ⌋ steps, the last tiles of a split whose tile
   // count is not a multiple of NQ dropped)
   const int steps = OCT_MUTANT(OCT_MUT_DECODE_MMA_QUAD_STEPS) ? ntile / NQ : (ntile + NQ - 1) / NQ;
+  // The stagers: warp 3 alone (OCT_DQ_STAGER 1), or the four warps a quarter each (0). Tile masks
+  // go through shared memory (sm.msk, a ring like the stages), written by warp 3.
+  const bool stager = !OCT_DQ_STAGER || wq == 3;
+  const int part = OCT_DQ_STAGER ? 0 : wq, parts = OCT_DQ_STAGER ? 1 : 4;
   uint8_t* stage0 = sm.stage[qd][0];
   uint8_t* stage1 = sm.stage[qd][1];
   uint8_t* stage2 = sm.stage[qd][2];
-  uint32_t mcur = 0, mnext = 0, mlast = 0;
-  if (qd < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, wq, 4);
-  oct_async_commit();
-  if (qd + NQ < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, wq, 4);
-  oct_async_commit();
+  if (stager) {
+    uint32_t m0 = 0, m1 = 0;
+    if (qd < ntile) m0 = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, part, parts);
+    oct_async_commit();
+    if (qd + NQ < ntile) m1 = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, part, parts);
+    oct_async_commit();
+    if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
+  }
   for (int step = 0; step < steps; step++) {
     const int it = NQ * step + qd;
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
+    const int mi = step % 3, mi2 = (step + 2) % 3;  // the rings' slots of this step's tile and of the one issued now
     oct_async_wait<1>();  // this warp's copies of this step's tile (the next one's may be in flight)
-    dq_sync(qd);          // A: the quad's copies landed; its last step's reads of stage2, pq and al are done
-    if (it + 2 * NQ < ntile) mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, wq, 4);
-    oct_async_commit();
+    dq_sync(qd);          // A: the quad's copies landed; its last step's reads of stage2, pq, al and msk are done
+    if (!OCT_DQ_STAGER) {
+      uint32_t m2 = 0;
+      if (it + 2 * NQ < ntile) m2 = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, part, parts);
+      oct_async_commit();
+      if (wq == 3 && lane == 0) sm.msk[qd][mi2] = m2;
+    }
     const bool act = it < ntile;
     const uint8_t* rg = stage0 + g * F::ROW;
     const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
@@ -658,6 +677,12 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
         OCT_UNROLL for (int v = 0; v < 4; v++) sm.ex[qd][wq][4 * n + v][lane] = x[n][v];
     }
     dq_sync(qd);  // B: the four blocks' shares are written
+    if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
+      uint32_t m2 = 0;
+      if (it + 2 * NQ < ntile) m2 = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, part, parts);
+      oct_async_commit();
+      if (lane == 0) sm.msk[qd][mi2] = m2;
+    }
     if (act && wq < NT) {  // N tile sn's scores (the four shares in block order) and softmax
       float sc[1][4];
       OCT_UNROLL for (int v = 0; v < 4; v++) {
@@ -669,7 +694,7 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
         sc[0][v] = y;
       }
       float alpha[1][2];
-      dm_softmax<1>(p, sc, mcur, ts, g, t, kq, mrun, lrun, alpha, vsg, vs8, &sm.pq[qd][sn]);
+      dm_softmax<1>(p, sc, sm.msk[qd][mi], ts, g, t, kq, mrun, lrun, alpha, vsg, vs8, &sm.pq[qd][sn]);
       if (g == 0) sm.al[qd][8 * sn + 2 * t] = alpha[0][0], sm.al[qd][8 * sn + 2 * t + 1] = alpha[0][1];
     }
     dq_sync(qd);  // C: P' and alpha of every query are written
@@ -688,7 +713,6 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     }
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
-    mcur = mnext, mnext = mlast;
   }
   oct_async_wait<0>();
 
