@@ -5,10 +5,11 @@
 // "The mma tier: decode", has the design and its budget; in short:
 //
 // Workgroup (row chunk, split, KV head), NW warps (4, or 8 on small grids). The queries of a row set (the
-// chunk's rows of one request × the G heads of the KV head) are taken 8 or 16 at a time (a "pass":
-// one or two 8-column N tiles); when a chunk has more queries than one pass takes (MTP rows), its
-// passes go to ⌈G·query_group / pass width⌉ workgroups side by side (p.wpc), not one after
-// another. Each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
+// chunk's rows of one request × the G heads of the KV head) are taken 8 at a time (a "pass": one
+// 8-column N tile); chunks of more than 8 queries (MTP rows) go to the quad kernel (dq_pass below:
+// passes of up to 24, three N tiles, each tile's work split over a quad of 4 warps). When a chunk
+// has more queries than one pass takes, its passes go to ⌈G·query_group / pass width⌉ workgroups
+// side by side (p.wpc), not one after another. In the per-warp kernel each warp is its own pipeline over the 16-token tiles ts = 16k, 16(k + 4), ... of the
 // split (tiles aligned to multiples of 16; tokens outside the split masked), with no workgroup
 // barrier inside the token loop:
 //   - staging: the tile's raw slots go to the warp's shared memory with cp.async, one tile ahead:
@@ -53,9 +54,9 @@
 #define OCT_DM_QUAD 1
 #endif
 // The quad kernel's quads per workgroup (NQ: 4·NQ warps) and its workgroups per SM (a register
-// budget). 3 quads: 168 registers and no spills; q4s100k 0.0549 ms, 4 quads (128 registers, 104
-// bytes of spills) 0.0552, 2 quads 0.068 at any split count (docs/measurements.md, "Sixteenth
-// session", call 2).
+// budget). 3 quads: 168 registers and no spills; q4s100k 0.0510 ms, 4 quads (128 registers,
+// spills) 0.0528, 2 quads 0.068 at any split count (docs/measurements.md, "Sixteenth session",
+// calls 2 and 4).
 #ifndef OCT_DM_NQ
 #define OCT_DM_NQ 3
 #endif
