@@ -189,6 +189,14 @@ $(KBUILD)/variants/int8k/%.o: csrc/% $(KHDRS)
 	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0 -c $< -o $@
 $(KBUILD)/variants/liboctave_emu_int8k.so: $(KEMU_INT8K_OBJ) $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $(KEMU_INT8K_OBJ) $(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o,$(KEMU_OBJ)) -o $@ -lpthread
+# The int8-K variant as it would ship (the quad kernel for chunks of more than 8 queries): the quad
+# kernel's int8-K path, which the library above does not take.
+KEMU_INT8KQ_OBJ := $(KBUILD)/variants/int8kq/decode_mma.hip.o $(KBUILD)/variants/int8kq/capi_core.cpp.o
+$(KBUILD)/variants/int8kq/%.o: csrc/% $(KHDRS)
+	@mkdir -p $(@D)
+	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -c $< -o $@
+$(KBUILD)/variants/liboctave_emu_int8kq.so: $(KEMU_INT8KQ_OBJ) $(KEMU_OBJ)
+	$(KCXX) -shared -fPIC $(KEMU_INT8KQ_OBJ) $(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o,$(KEMU_OBJ)) -o $@ -lpthread
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
 #   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)
