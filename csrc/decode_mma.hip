@@ -43,11 +43,6 @@
 #ifndef OCT_DM_W8
 #define OCT_DM_W8 -1
 #endif
-// The first two tiles staged before the queries are loaded, and a warp's queries all loaded before
-// the first is rotated (1), or each after the other (0).
-#ifndef OCT_DM_EARLY
-#define OCT_DM_EARLY 1
-#endif
 // Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
 // (0: more workgroups of the lighter NT 1 kernel).
 #ifndef OCT_DM_NT2
@@ -215,28 +210,18 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
 }
 
 // The queries' B fragments of a pass: rotated like K in float32, rounded to fp16, at their dec_qpos
-// places; columns past np zero. Warp w of NWQ takes queries w, w + NWQ, ... (INT8K: the int8 row and
-// its scale in qs); it loads them all before it rotates the first (OCT_DM_EARLY), so that their
-// loads wait on memory together.
-template <int FMT, int NT, int NWQ>
-OCT_DEV void dm_queries(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16][32][4], float* qs, int lane, int w) {
-  enum { PER = (8 * NT + NWQ - 1) / NWQ };
-  float xs[PER][8];
-  OCT_UNROLL for (int k = 0; k < PER; k++) {
-    const int c = w + k * NWQ;
-    OCT_UNROLL for (int i = 0; i < 8; i++) xs[k][i] = 0.0f;
+// places; columns past np zero. Warp w of nw takes queries w, w + nw, ... (INT8K: the int8 row and
+// its scale in qs.)
+template <int FMT, int NT>
+OCT_DEV void dm_queries(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16][32][4], float* qs, int lane, int w, int nw) {
+  for (int c = w; c < 8 * NT; c += nw) {
+    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     if (c < s.np) {
       const int q = s.qb + c;
       oct_load8(p.query + (int64_t)(s.row0 + dm_rowj(p, s, q)) * p.q_st + (int64_t)(s.h * p.g + q % p.g) * p.q_sh + 8 * lane,
-                p.dtype, xs[k]);
-      if (!OCT_DM_EARLY) oct_rotate(xs[k], p.k_signs, lane, !DecFmt<FMT>::COMPACT);
+                p.dtype, x);
+      oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
     }
-  }
-  OCT_UNROLL for (int k = 0; k < PER; k++) {
-    const int c = w + k * NWQ;
-    if (c >= 8 * NT) continue;
-    float* x = xs[k];
-    if (OCT_DM_EARLY && c < s.np) oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
 #if OCT_DM_INT8K
     // prefill-int8row: qmax = max(1e-8, max|x|) over the row, q = rint(x·127/qmax) clamped to ±127,
     // scale qmax/127; byte e of word j of lane group t of block b goes to k-step 2b + j/2, register
@@ -492,24 +477,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   const int g = lane >> 2, t = lane & 3;
 
   oct_sync();  // the previous pass's shared memory is read
-  // The set's block table row and the staging path; the warp's first two tiles are staged before
-  // the queries are loaded and rotated (OCT_DM_EARLY), so that the two wait on memory together.
-  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
-  const bool contig = dm_contig<FMT>(p);
-  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
-  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
-  uint8_t* stage0 = sm.stage[w][0];
-  uint8_t* stage1 = sm.stage[w][1];
-  uint8_t* stage2 = sm.stage[w][2];
-  uint32_t mcur = 0, mnext = 0, mlast = 0;
-  auto first_tiles = [&]() {
-    if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
-    oct_async_commit();
-    if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
-    oct_async_commit();
-  };
-  if (OCT_DM_EARLY) first_tiles();
-  dm_queries<FMT, NT, NW>(p, s, sm.qf, sm.qs, lane, w);
+  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, NW);
   // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
   int kq[NT][2];
   float mrun[NT][2], lrun[NT][2];
@@ -524,8 +492,20 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   OCT_UNROLL for (int n = 0; n < NT; n++)
     OCT_UNROLL for (int c = 0; c < 2; c++) qsc[n][c] = sm.qs[8 * n + 2 * t + c];
 #endif
-  if (!OCT_DM_EARLY) first_tiles();
 
+  // The set's block table row and the staging path.
+  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
+  const bool contig = dm_contig<FMT>(p);
+  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
+  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
+  uint8_t* stage0 = sm.stage[w][0];
+  uint8_t* stage1 = sm.stage[w][1];
+  uint8_t* stage2 = sm.stage[w][2];
+  uint32_t mcur = 0, mnext = 0, mlast = 0;
+  if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
+  oct_async_commit();
+  if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
+  oct_async_commit();
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
     if (it + 2 * NW < ntile)
@@ -635,6 +615,20 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   const int sn = wq < NT ? wq : 0;  // the N tile whose softmax this warp runs (warp 3: none)
 
   oct_sync();  // the previous pass's shared memory is read
+  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, 4 * NQ);
+  int kq[1][2];
+  float mrun[1][2], lrun[1][2];
+  dm_rows<1>(p, s, t, sn, kq, mrun, lrun);
+  OctMmaF32 o[4][NT];  // M tiles 4wq .. 4wq + 3 (the dims of V lane 4g + wq)
+  OCT_UNROLL for (int mt = 0; mt < 4; mt++)
+    OCT_UNROLL for (int n = 0; n < NT; n++)
+      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
+  oct_sync();  // the query fragments are written
+#if OCT_DM_INT8K
+  float qsc[2];
+  OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
+#endif
+
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
   const bool contig = dm_contig<FMT>(p);
   const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
@@ -649,31 +643,14 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   uint8_t* stage0 = sm.stage[qd][0];
   uint8_t* stage1 = sm.stage[qd][1];
   uint8_t* stage2 = sm.stage[qd][2];
-  auto first_tiles = [&]() {  // (before the queries: OCT_DM_EARLY)
-    if (!stager) return;
+  if (stager) {
     uint32_t m0 = 0, m1 = 0;
     if (qd < ntile) m0 = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, part, parts);
     oct_async_commit();
     if (qd + NQ < ntile) m1 = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, part, parts);
     oct_async_commit();
     if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
-  };
-  if (OCT_DM_EARLY) first_tiles();
-  dm_queries<FMT, NT, 4 * NQ>(p, s, sm.qf, sm.qs, lane, w);
-  int kq[1][2];
-  float mrun[1][2], lrun[1][2];
-  dm_rows<1>(p, s, t, sn, kq, mrun, lrun);
-  OctMmaF32 o[4][NT];  // M tiles 4wq .. 4wq + 3 (the dims of V lane 4g + wq)
-  OCT_UNROLL for (int mt = 0; mt < 4; mt++)
-    OCT_UNROLL for (int n = 0; n < NT; n++)
-      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
-  oct_sync();  // the query fragments are written
-#if OCT_DM_INT8K
-  float qsc[2];
-  OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
-#endif
-
-  if (!OCT_DM_EARLY) first_tiles();
+  }
   for (int step = 0; step < steps; step++) {
     const int it = NQ * step + qd;
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
