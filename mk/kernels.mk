@@ -183,20 +183,19 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 # "SM") the default build takes it only for one-workgroup grids; and the per-warp kernel's passes
 # of 16 for chunks of more than 8 queries (OCT_DM_QUAD=0), which the default build gives the quad
 # kernel.
-KEMU_INT8K_OBJ := $(KBUILD)/variants/int8k/decode_mma.hip.o $(KBUILD)/variants/int8k/capi_core.cpp.o
-$(KBUILD)/variants/int8k/%.o: csrc/% $(KHDRS)
-	@mkdir -p $(@D)
-	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0 -c $< -o $@
-$(KBUILD)/variants/liboctave_emu_int8k.so: $(KEMU_INT8K_OBJ) $(KEMU_OBJ)
-	$(KCXX) -shared -fPIC $(KEMU_INT8K_OBJ) $(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o,$(KEMU_OBJ)) -o $@ -lpthread
+# emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
+# (decode_mma.hip, capi_core.cpp) rebuilt with FLAGS and linked with the rest of the emulator build.
+define emu_variant
+$(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
+	@mkdir -p $$(@D)
+	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
+$(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
+	$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+endef
+$(eval $(call emu_variant,int8k,-DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
 # The int8-K variant as it would ship (the quad kernel for chunks of more than 8 queries): the quad
 # kernel's int8-K path, which the library above does not take.
-KEMU_INT8KQ_OBJ := $(KBUILD)/variants/int8kq/decode_mma.hip.o $(KBUILD)/variants/int8kq/capi_core.cpp.o
-$(KBUILD)/variants/int8kq/%.o: csrc/% $(KHDRS)
-	@mkdir -p $(@D)
-	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -DOCT_DM_INT8K=1 -c $< -o $@
-$(KBUILD)/variants/liboctave_emu_int8kq.so: $(KEMU_INT8KQ_OBJ) $(KEMU_OBJ)
-	$(KCXX) -shared -fPIC $(KEMU_INT8KQ_OBJ) $(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o,$(KEMU_OBJ)) -o $@ -lpthread
+$(eval $(call emu_variant,int8kq,-DOCT_DM_INT8K=1))
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
 #   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)
