@@ -43,6 +43,11 @@
 #ifndef OCT_DM_W8
 #define OCT_DM_W8 -1
 #endif
+// The first two tiles staged while the queries' loads are in flight (1), or after the query
+// fragments are written (0). Either way a warp's queries are all loaded before the first is rotated.
+#ifndef OCT_DM_EARLY
+#define OCT_DM_EARLY 1
+#endif
 // Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
 // (0: more workgroups of the lighter NT 1 kernel).
 #ifndef OCT_DM_NT2
@@ -209,19 +214,35 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   return mask;
 }
 
-// The queries' B fragments of a pass: rotated like K in float32, rounded to fp16, at their dec_qpos
-// places; columns past np zero. Warp w of nw takes queries w, w + nw, ... (INT8K: the int8 row and
-// its scale in qs.)
-template <int FMT, int NT>
-OCT_DEV void dm_queries(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16][32][4], float* qs, int lane, int w, int nw) {
-  for (int c = w; c < 8 * NT; c += nw) {
-    float x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// The queries of a pass, in two parts so that the caller can stage its first tiles while the loads
+// are in flight (OCT_DM_EARLY): dm_qload loads warp w's queries w, w + NWQ, ... of the NWQ warps
+// (zero past np), dm_qput rotates them like K in float32 and writes their B fragments, rounded to
+// fp16 at their dec_qpos places (INT8K: the int8 row, and its scale in qs).
+template <int NT, int NWQ>
+struct DmQ {
+  enum { PER = (8 * NT + NWQ - 1) / NWQ };
+  float x[PER][8];
+};
+template <int FMT, int NT, int NWQ>
+OCT_DEV void dm_qload(const OctDecodeParams& p, const DmSet& s, int lane, int w, DmQ<NT, NWQ>& qx) {
+  OCT_UNROLL for (int k = 0; k < DmQ<NT, NWQ>::PER; k++) {
+    const int c = w + k * NWQ;
+    OCT_UNROLL for (int i = 0; i < 8; i++) qx.x[k][i] = 0.0f;
     if (c < s.np) {
       const int q = s.qb + c;
       oct_load8(p.query + (int64_t)(s.row0 + dm_rowj(p, s, q)) * p.q_st + (int64_t)(s.h * p.g + q % p.g) * p.q_sh + 8 * lane,
-                p.dtype, x);
-      oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
+                p.dtype, qx.x[k]);
     }
+  }
+}
+template <int FMT, int NT, int NWQ>
+OCT_DEV void dm_qput(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16][32][4], float* qs, int lane, int w,
+                     DmQ<NT, NWQ>& qx) {
+  OCT_UNROLL for (int k = 0; k < DmQ<NT, NWQ>::PER; k++) {
+    const int c = w + k * NWQ;
+    if (c >= 8 * NT) continue;
+    float* x = qx.x[k];
+    if (c < s.np) oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
 #if OCT_DM_INT8K
     // prefill-int8row: qmax = max(1e-8, max|x|) over the row, q = rint(x·127/qmax) clamped to ±127,
     // scale qmax/127; byte e of word j of lane group t of block b goes to k-step 2b + j/2, register
@@ -477,7 +498,26 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   const int g = lane >> 2, t = lane & 3;
 
   oct_sync();  // the previous pass's shared memory is read
-  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, NW);
+  // The set's block table row and the staging path; the warp's first two tiles are staged while
+  // its queries' loads are in flight (OCT_DM_EARLY), so that the two wait on memory together.
+  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
+  const bool contig = dm_contig<FMT>(p);
+  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
+  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
+  uint8_t* stage0 = sm.stage[w][0];
+  uint8_t* stage1 = sm.stage[w][1];
+  uint8_t* stage2 = sm.stage[w][2];
+  uint32_t mcur = 0, mnext = 0, mlast = 0;
+  auto first_tiles = [&]() {
+    if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
+    oct_async_commit();
+    if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
+    oct_async_commit();
+  };
+  DmQ<NT, NW> qx;
+  dm_qload<FMT, NT, NW>(p, s, lane, w, qx);
+  if (OCT_DM_EARLY) first_tiles();
+  dm_qput<FMT, NT, NW>(p, s, sm.qf, sm.qs, lane, w, qx);
   // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
   int kq[NT][2];
   float mrun[NT][2], lrun[NT][2];
@@ -492,20 +532,8 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   OCT_UNROLL for (int n = 0; n < NT; n++)
     OCT_UNROLL for (int c = 0; c < 2; c++) qsc[n][c] = sm.qs[8 * n + 2 * t + c];
 #endif
+  if (!OCT_DM_EARLY) first_tiles();
 
-  // The set's block table row and the staging path.
-  const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
-  const bool contig = dm_contig<FMT>(p);
-  const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
-  const int ntile = (int)((s.te - tfirst + DM_TOK - 1) / DM_TOK);
-  uint8_t* stage0 = sm.stage[w][0];
-  uint8_t* stage1 = sm.stage[w][1];
-  uint8_t* stage2 = sm.stage[w][2];
-  uint32_t mcur = 0, mnext = 0, mlast = 0;
-  if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
-  oct_async_commit();
-  if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
-  oct_async_commit();
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
     if (it + 2 * NW < ntile)
@@ -615,20 +643,6 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   const int sn = wq < NT ? wq : 0;  // the N tile whose softmax this warp runs (warp 3: none)
 
   oct_sync();  // the previous pass's shared memory is read
-  dm_queries<FMT, NT>(p, s, sm.qf, sm.qs, lane, w, 4 * NQ);
-  int kq[1][2];
-  float mrun[1][2], lrun[1][2];
-  dm_rows<1>(p, s, t, sn, kq, mrun, lrun);
-  OctMmaF32 o[4][NT];  // M tiles 4wq .. 4wq + 3 (the dims of V lane 4g + wq)
-  OCT_UNROLL for (int mt = 0; mt < 4; mt++)
-    OCT_UNROLL for (int n = 0; n < NT; n++)
-      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
-  oct_sync();  // the query fragments are written
-#if OCT_DM_INT8K
-  float qsc[2];
-  OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
-#endif
-
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
   const bool contig = dm_contig<FMT>(p);
   const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
@@ -643,14 +657,33 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   uint8_t* stage0 = sm.stage[qd][0];
   uint8_t* stage1 = sm.stage[qd][1];
   uint8_t* stage2 = sm.stage[qd][2];
-  if (stager) {
+  auto first_tiles = [&]() {  // (while the queries load: OCT_DM_EARLY)
+    if (!stager) return;
     uint32_t m0 = 0, m1 = 0;
     if (qd < ntile) m0 = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, part, parts);
     oct_async_commit();
     if (qd + NQ < ntile) m1 = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, part, parts);
     oct_async_commit();
     if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
-  }
+  };
+  DmQ<NT, 4 * NQ> qx;
+  dm_qload<FMT, NT, 4 * NQ>(p, s, lane, w, qx);
+  if (OCT_DM_EARLY) first_tiles();
+  dm_qput<FMT, NT, 4 * NQ>(p, s, sm.qf, sm.qs, lane, w, qx);
+  int kq[1][2];
+  float mrun[1][2], lrun[1][2];
+  dm_rows<1>(p, s, t, sn, kq, mrun, lrun);
+  OctMmaF32 o[4][NT];  // M tiles 4wq .. 4wq + 3 (the dims of V lane 4g + wq)
+  OCT_UNROLL for (int mt = 0; mt < 4; mt++)
+    OCT_UNROLL for (int n = 0; n < NT; n++)
+      OCT_UNROLL for (int v = 0; v < 4; v++) o[mt][n].r[v] = 0.0f;
+  oct_sync();  // the query fragments are written
+#if OCT_DM_INT8K
+  float qsc[2];
+  OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
+#endif
+
+  if (!OCT_DM_EARLY) first_tiles();
   for (int step = 0; step < steps; step++) {
     const int it = NQ * step + qd;
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
