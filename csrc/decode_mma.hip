@@ -465,10 +465,11 @@ OCT_DEV void dm_merge_ml(const float* mw, const float* lw, int stride, int t, fl
 
 // Writes N tile n's partial rows: m and l (warp 0's lane group 0), then o = Σ over the NU units in
 // unit order of the rows at rw ([unit][query][DM_RES]) / (κ·64), by all nthr threads, consecutive
-// threads at consecutive dims.
+// threads at consecutive dims. sync: the rows' puts are made visible by a barrier here first (false:
+// the caller's last barrier did).
 template <int NT, int NU>
 OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float* rw, int nthr, int n, int w, int g,
-                           int t, float mall[NT][2], float lall[NT][2]) {
+                           int t, float mall[NT][2], float lall[NT][2], bool sync = true) {
   if (w == 0 && g == 0) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int qc = 8 * n + 2 * t + c;
@@ -478,7 +479,7 @@ OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float
       }
     }
   }
-  oct_sync();
+  if (sync) oct_sync();
   const int nq = s.np - 8 * n < 8 ? s.np - 8 * n : 8;
   for (int i = oct_tid(); i < 256 * nq; i += nthr) {
     const int q = i >> 8, d = i & 255;
@@ -611,6 +612,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 // warps a quarter each at the start of a step (0).
 #ifndef OCT_DQ_STAGER
 #define OCT_DQ_STAGER 1
+#endif
+// Row buffers of the quad kernel's write-out (see dq_pass's end): 2, or 1.
+#ifndef OCT_DQ_WBUF
+#define OCT_DQ_WBUF 2
 #endif
 OCT_DEV void dq_sync(int qd) {
 #if defined(OCT_NV)
@@ -758,12 +763,19 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   OCT_UNROLL for (int n = 0; n < NT; n++)
     OCT_UNROLL for (int c = 0; c < 2; c++) mq[n][c] = sm.mw[qd][8 * n + 2 * t + c];
   dm_merge_ml<NT, NQ>(&sm.mw[0][0], &sm.lw[0][0], 8 * NT, t, mq, f, mall, lall);
+  // The rows of two N tiles at a time (OCT_DQ_WBUF 2: buffers over the stages, the query fragments
+  // and the score exchange, none of which is read after the loop; one barrier per two N tiles
+  // fewer), or of one (1).
+  enum { RWF = NQ * 8 * DM_RES };  // floats per buffer
   float* rw = (float*)&sm.stage[0][0][0];
-  static_assert(NQ * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
-  OCT_UNROLL for (int n = 0; n < NT; n++) {
-    dm_put_rows<FMT, NT>(rw + qd * 8 * DM_RES, o, n, wq, g, t, f[n]);
-    dm_write_rows<NT, NQ>(p, s, rw, 128 * NQ, n, w, g, t, mall, lall);
-    if (n + 1 < NT) oct_sync();
+  static_assert(RWF * 4 <= (int)sizeof(sm.stage), "merge buffer");
+  static_assert(OCT_DQ_WBUF == 1 || 2 * RWF * 4 <= (int)offsetof(DqSmem<NQ>, pq), "two merge buffers");
+  OCT_UNROLL for (int n = 0; n < NT; n += OCT_DQ_WBUF) {
+    OCT_UNROLL for (int b = 0; b < OCT_DQ_WBUF; b++)
+      if (n + b < NT) dm_put_rows<FMT, NT>(rw + b * RWF + qd * 8 * DM_RES, o, n + b, wq, g, t, f[n + b]);
+    OCT_UNROLL for (int b = 0; b < OCT_DQ_WBUF; b++)
+      if (n + b < NT) dm_write_rows<NT, NQ>(p, s, rw + b * RWF, 128 * NQ, n + b, w, g, t, mall, lall, b == 0);
+    if (n + OCT_DQ_WBUF < NT) oct_sync();  // rw is read
   }
 }
 
