@@ -410,6 +410,18 @@ OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], Oct
   }
 }
 
+// The K block scale of block b of the staged rows rg and r8 (tokens g, g + 8) and their V scales
+// (the quad kernel: a warp scores one K block, so it reads one scale per row, not four).
+template <int FMT>
+OCT_DEV void dm_scale1(const uint8_t* rg, const uint8_t* r8, int b, float& kg, float& k8, float& vsg, float& vs8) {
+  typedef DmFmt<FMT> F;
+  const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
+  const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
+  kg = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
+  k8 = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
+  vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
+}
+
 // The K block scales of the staged rows rg and r8 (tokens g, g + 8) and their V scales.
 template <int FMT>
 OCT_DEV void dm_scales(const uint8_t* rg, const uint8_t* r8, float ksg[4], float ks8[4], float& vsg, float& vs8) {
@@ -617,6 +629,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 #ifndef OCT_DQ_WBUF
 #define OCT_DQ_WBUF 2
 #endif
+// K scales the quad kernel reads per row and step: its warp's block's alone (1), or all four (0).
+#ifndef OCT_DQ_KS1
+#define OCT_DQ_KS1 1
+#endif
 OCT_DEV void dq_sync(int qd) {
 #if defined(OCT_NV)
   if (OCT_DQ_NAMED) {
@@ -706,9 +722,14 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
     float ksg[4], ks8[4], vsg = 0.0f, vs8 = 0.0f;
     if (act) {  // K block wq's share of every query's scores
-      dm_scales<FMT>(rg, r8, ksg, ks8, vsg, vs8);
-      const float kb = wq == 0 ? ksg[0] : wq == 1 ? ksg[1] : wq == 2 ? ksg[2] : ksg[3];
-      const float k8b = wq == 0 ? ks8[0] : wq == 1 ? ks8[1] : wq == 2 ? ks8[2] : ks8[3];
+      float kb, k8b;
+      if (OCT_DQ_KS1) {
+        dm_scale1<FMT>(rg, r8, wq, kb, k8b, vsg, vs8);
+      } else {
+        dm_scales<FMT>(rg, r8, ksg, ks8, vsg, vs8);
+        kb = wq == 0 ? ksg[0] : wq == 1 ? ksg[1] : wq == 2 ? ksg[2] : ksg[3];
+        k8b = wq == 0 ? ks8[0] : wq == 1 ? ks8[1] : wq == 2 ? ks8[2] : ks8[3];
+      }
       // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
       float x[NT][4];
       dm_kblock<FMT, NT>(rg, r8, wq, t, lane, sm.qf, kb, OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? kb : k8b, x);
