@@ -43,6 +43,10 @@
 #ifndef OCT_DM_W8
 #define OCT_DM_W8 -1
 #endif
+// The write-out's threads: four dims each with one 16-byte store (1), or one dim each (0).
+#ifndef OCT_DM_WV4
+#define OCT_DM_WV4 1
+#endif
 // The first two tiles staged while the queries' loads are in flight (1), or after the query
 // fragments are written (0). Either way a warp's queries are all loaded before the first is rotated.
 #ifndef OCT_DM_EARLY
@@ -493,6 +497,23 @@ OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float
   }
   if (sync) oct_sync();
   const int nq = s.np - 8 * n < 8 ? s.np - 8 * n : 8;
+  if (OCT_DM_WV4) {  // four dims per thread and one 16-byte store: a row offset per 4 dims, not per dim
+    for (int i = oct_tid(); i < 64 * nq; i += nthr) {
+      const int q = i >> 6, d = 4 * (i & 63);
+      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
+      const int a = q * DM_RES + d + (d >> 5);  // (the 4 dims are in one run of 32)
+      float x[4];
+      OCT_UNROLL for (int e = 0; e < 4; e++) {
+        x[e] = rw[a + e];
+        OCT_UNROLL for (int u = 1; u < NU; u++) x[e] = oct_add_rn(x[e], rw[u * 8 * DM_RES + a + e]);
+        x[e] = oct_mul_rn(x[e], OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
+      }
+      OctU4 v;
+      v.x = oct_f2u(x[0]), v.y = oct_f2u(x[1]), v.z = oct_f2u(x[2]), v.w = oct_f2u(x[3]);
+      *(OctU4*)(dst + d) = v;  // (rows are 16-byte aligned: pstride % 4 == 0)
+    }
+    return;
+  }
   for (int i = oct_tid(); i < 256 * nq; i += nthr) {
     const int q = i >> 8, d = i & 255;
     float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
