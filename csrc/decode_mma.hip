@@ -512,15 +512,15 @@ OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float
       v.x = oct_f2u(x[0]), v.y = oct_f2u(x[1]), v.z = oct_f2u(x[2]), v.w = oct_f2u(x[3]);
       *(OctU4*)(dst + d) = v;  // (rows are 16-byte aligned: pstride % 4 == 0)
     }
-    return;
-  }
-  for (int i = oct_tid(); i < 256 * nq; i += nthr) {
-    const int q = i >> 8, d = i & 255;
-    float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
-    const int a = q * DM_RES + d + (d >> 5);
-    float x = rw[a];
-    OCT_UNROLL for (int u = 1; u < NU; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
-    dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
+  } else {
+    for (int i = oct_tid(); i < 256 * nq; i += nthr) {
+      const int q = i >> 8, d = i & 255;
+      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
+      const int a = q * DM_RES + d + (d >> 5);
+      float x = rw[a];
+      OCT_UNROLL for (int u = 1; u < NU; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
+      dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
+    }
   }
 }
 
