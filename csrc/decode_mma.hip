@@ -414,29 +414,30 @@ OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], Oct
   }
 }
 
+// Scale i of a staged row (fp16 after its codes: the K block scales, then the V scale) and where
+// K block b's and the V scale are (the compact format: one K scale, then V).
+template <int FMT>
+OCT_DEV float dm_sc(const uint8_t* row, int i) {
+  return oct_f16_to_f32(((const uint16_t*)(row + DmFmt<FMT>::SCALES))[i]);
+}
+template <int FMT>
+OCT_DEV int dm_kix(int b) { return DmFmt<FMT>::COMPACT ? 0 : b; }
+template <int FMT>
+OCT_DEV int dm_vix() { return DmFmt<FMT>::COMPACT ? 1 : 4; }
+
 // The K block scale of block b of the staged rows rg and r8 (tokens g, g + 8) and their V scales
 // (the quad kernel: a warp scores one K block, so it reads one scale per row, not four).
 template <int FMT>
 OCT_DEV void dm_scale1(const uint8_t* rg, const uint8_t* r8, int b, float& kg, float& k8, float& vsg, float& vs8) {
-  typedef DmFmt<FMT> F;
-  const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
-  const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
-  kg = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
-  k8 = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
-  vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
+  kg = dm_sc<FMT>(rg, dm_kix<FMT>(b)), k8 = dm_sc<FMT>(r8, dm_kix<FMT>(b));
+  vsg = dm_sc<FMT>(rg, dm_vix<FMT>()), vs8 = dm_sc<FMT>(r8, dm_vix<FMT>());
 }
 
 // The K block scales of the staged rows rg and r8 (tokens g, g + 8) and their V scales.
 template <int FMT>
 OCT_DEV void dm_scales(const uint8_t* rg, const uint8_t* r8, float ksg[4], float ks8[4], float& vsg, float& vs8) {
-  typedef DmFmt<FMT> F;
-  const uint16_t* scg = (const uint16_t*)(rg + F::SCALES);
-  const uint16_t* sc8 = (const uint16_t*)(r8 + F::SCALES);
-  OCT_UNROLL for (int b = 0; b < 4; b++) {
-    ksg[b] = oct_f16_to_f32(scg[F::COMPACT ? 0 : b]);
-    ks8[b] = oct_f16_to_f32(sc8[F::COMPACT ? 0 : b]);
-  }
-  vsg = oct_f16_to_f32(scg[F::COMPACT ? 1 : 4]), vs8 = oct_f16_to_f32(sc8[F::COMPACT ? 1 : 4]);
+  OCT_UNROLL for (int b = 0; b < 4; b++) ksg[b] = dm_sc<FMT>(rg, dm_kix<FMT>(b)), ks8[b] = dm_sc<FMT>(r8, dm_kix<FMT>(b));
+  vsg = dm_sc<FMT>(rg, dm_vix<FMT>()), vs8 = dm_sc<FMT>(r8, dm_vix<FMT>());
 }
 
 // The staging path of a pass: whole 16-byte tiles when the slots of a tile are contiguous.
