@@ -265,10 +265,23 @@ const MMAPassQueries = 24
 // portable rule's 260, of which the tier's geometry uses 192); q1s100k and big as AutoSplits (130
 // and 66). The sixteenth session's quad kernel (one workgroup per chunk and split for 24
 // queries): q4s100k 0.055 ms at 130 splits, 0.081 at 176, 0.078 at 264.
+//
+// When ⌈kv_max / 768⌉ splits of W workgroups fit on the SMs at once, it takes that many instead:
+// the tier rounds a split up to whole 16-token tiles, so ⌊kv_max / 768⌋ splits are of more than
+// 48 tiles (100000 tokens in 130 splits: 784 tokens, 49 tiles), and one warp or quad of each
+// workgroup walks one tile more than the others (48 tiles are 6 per warp of the 8-warp kernel,
+// 16 per quad of the quad kernel); ⌈kv_max / 768⌉ splits are of at most 48 tiles.
 func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {
 		passes = (queryGroup*g + MMAPassQueries - 1) / MMAPassQueries
 	}
-	return splitsFor((rowsPerCall+queryGroup-1)/queryGroup*kvHeads*passes, 768, kvMax, computeUnits)
+	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads * passes
+	if computeUnits <= 0 {
+		computeUnits = 132 // an H200
+	}
+	if ns := (kvMax + 767) / 768; ns >= 1 && ns <= oracle.MaxSplits && ns*wg <= computeUnits && ns > splitsFor(wg, 768, kvMax, computeUnits) {
+		return ns
+	}
+	return splitsFor(wg, 768, kvMax, computeUnits)
 }
