@@ -380,6 +380,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
     p.split_len = (per + 15) / 16 * 16;
   }
   p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
+  p.g_mul = ((1u << 20) + (uint32_t)g - 1) / (uint32_t)g;
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride, p.sms = ctx->props.multiProcessorCount;
   const double log2e = OCT_MUTANT(OCT_MUT_DECODE_NO_LOG2E) ? 1.0 : kLog2e;  // mutant: natural-log scale

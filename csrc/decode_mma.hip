@@ -166,9 +166,14 @@ struct DmSet {
   int64_t t0, te;   // the split's tokens for this set: [t0, te)
   int h;            // KV head
 };
-OCT_DEV int dm_rowj(const OctDecodeParams& p, const DmSet& s, int q) { return (s.rows >> (4 * (q / p.g))) & 15; }
+// Query q of a set (0 <= q < G·query_group <= 32) is head q % G of chunk row q / G: divided by a
+// multiply and a shift (exact for q < 4096, g <= 8), not by an integer division by the run-time G,
+// which the write-out computes for every four dims it stores.
+OCT_DEV int dm_qrow(const OctDecodeParams& p, int q) { return (int)(((uint32_t)q * p.g_mul) >> 20); }
+OCT_DEV int dm_qhead(const OctDecodeParams& p, int q) { return q - p.g * dm_qrow(p, q); }
+OCT_DEV int dm_rowj(const OctDecodeParams& p, const DmSet& s, int q) { return (s.rows >> (4 * dm_qrow(p, q))) & 15; }
 OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
-  return (((int64_t)(s.row0 + dm_rowj(p, s, q)) * p.hq + (int64_t)s.h * p.g + q % p.g) * p.num_splits + s.split) *
+  return (((int64_t)(s.row0 + dm_rowj(p, s, q)) * p.hq + (int64_t)s.h * p.g + dm_qhead(p, q)) * p.num_splits + s.split) *
          p.pstride;
 }
 
@@ -234,7 +239,7 @@ OCT_DEV void dm_qload(const OctDecodeParams& p, const DmSet& s, int lane, int w,
     OCT_UNROLL for (int i = 0; i < 8; i++) qx.x[k][i] = 0.0f;
     if (c < s.np) {
       const int q = s.qb + c;
-      oct_load8(p.query + (int64_t)(s.row0 + dm_rowj(p, s, q)) * p.q_st + (int64_t)(s.h * p.g + q % p.g) * p.q_sh + 8 * lane,
+      oct_load8(p.query + (int64_t)(s.row0 + dm_rowj(p, s, q)) * p.q_st + (int64_t)(s.h * p.g + dm_qhead(p, q)) * p.q_sh + 8 * lane,
                 p.dtype, qx.x[k]);
     }
   }

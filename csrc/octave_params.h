@@ -51,6 +51,7 @@ struct OctDecodeParams {
       qgroup, pstride,
       wpc,            // mma tier: workgroups per row chunk, which share its passes (the launcher sets it)
       sms;            // the device's SMs (CUs): the mma decode's warp count depends on it
+  uint32_t g_mul;     // ⌈2^20 / g⌉: q / g = (q · g_mul) >> 20 for 0 <= q < 4096 (the mma decode's query index)
   float score_scale;  // sm_scale * log2(e) / 64
   uint32_t k_signs[8];
 };
