@@ -280,10 +280,11 @@ func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int)
 	}
 	wg := (rowsPerCall + queryGroup - 1) / queryGroup * kvHeads * passes
 	if computeUnits <= 0 {
-		computeUnits = 132 // an H200
+		computeUnits = 132 // an H200, as splitsFor takes it
 	}
-	if ns := (kvMax + 767) / 768; ns >= 1 && ns <= oracle.MaxSplits && ns*wg <= computeUnits && ns > splitsFor(wg, 768, kvMax, computeUnits) {
+	floor := splitsFor(wg, 768, kvMax, computeUnits)
+	if ns := (kvMax + 767) / 768; ns > floor && ns <= oracle.MaxSplits && ns*wg <= computeUnits {
 		return ns
 	}
-	return splitsFor(wg, 768, kvMax, computeUnits)
+	return floor
 }
