@@ -47,6 +47,18 @@
 #ifndef OCT_DM_WV4
 #define OCT_DM_WV4 1
 #endif
+// How dm_qput writes the query fragments: one 4-byte store per pair of dims after an exchange
+// with the neighbouring lane, or two 8-byte stores (the 4-bit block) (1); or one 2-byte store per
+// dim at its dec_qpos place, with the place computed per dim (0).
+#ifndef OCT_DM_QPUT4
+#define OCT_DM_QPUT4 0
+#endif
+
+// The chunk's query rows prefetched into the L2 at the start of a workgroup, before the row maps
+// that their loads wait on are read (1), or not (0).
+#ifndef OCT_DM_QPREF
+#define OCT_DM_QPREF 0
+#endif
 // The first two tiles staged while the queries' loads are in flight (1), or after the query
 // fragments are written (0). Either way a warp's queries are all loaded before the first is rotated.
 #ifndef OCT_DM_EARLY
@@ -92,6 +104,11 @@ struct DmSmem {
   float mw[NW][8 * NT], lw[NW][8 * NT];               // per warp: m and l of each query
 };
 
+// The quad kernel's write-out: each quad's o rows in a buffer of its own and one barrier (1), or
+// the quads' scaled rows two N tiles at a time over the stages (0: four barriers).
+#ifndef OCT_DQ_WONE
+#define OCT_DQ_WONE 0
+#endif
 // The quad kernel's shared memory (dq_pass: passes of up to 24 queries by NQ quads of 4 warps):
 // 70 KB for NQ 3.
 enum { DQ_NT = 3 };
@@ -106,6 +123,9 @@ struct DqSmem {
   uint32_t msk[NQ][DM_STAGES];                         // per quad: the staged tiles' masks (a ring like stage)
   int64_t off[4 * NQ][DM_TOK];                         // per warp: slot offsets of the tile being staged
   float mw[NQ][8 * DQ_NT], lw[NQ][8 * DQ_NT];          // per quad: m and l of each query
+#if OCT_DQ_WONE
+  float rq[NQ][DQ_NT][8][DM_RES];                      // per quad: its o rows for the write-out (76 KB for NQ 3)
+#endif
 };
 
 // The shared memory of a workgroup kind: NQ 0 the per-warp kernel's, else the quad kernel's.
@@ -131,6 +151,9 @@ OCT_DEV uint32_t dm_ld32(const uint16_t* p) {
   __builtin_memcpy(&x, __builtin_assume_aligned(p, 4), 4);
   return x;
 }
+// Two halves (lo, hi) stored as one 4-byte word at p (4-byte aligned): the store dm_ld64's loads
+// pair with.
+OCT_DEV void dm_st32(uint16_t* p, uint32_t v) { __builtin_memcpy(__builtin_assume_aligned(p, 4), &v, 4); }
 // Four fp16 values at p (8-byte aligned) as two registers, one load.
 OCT_DEV OctMmaB16 dm_ld64(const uint16_t* p) {
   OctMmaB16 x;
@@ -183,9 +206,15 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 // 1): each copies its share (16-byte units part, part + parts, ... of the whole tile; tokens part,
 // part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
 // 16 slot offsets in shared memory.
+// bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
+// have it in flight early); unread on the other path.
+template <int FMT>
+OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int64_t ts, bool contig) {
+  return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[(uint32_t)ts / (uint32_t)p.block_size] : -1;
+}
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
-                          int64_t ts, bool contig, int lane, int part, int parts) {
+                          int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
   typedef DmFmt<FMT> F;
   const int64_t hoff = (int64_t)s.h * p.c_sh;
   const int lo = s.t0 > ts ? (int)(s.t0 - ts) : 0, hi = s.te - ts < DM_TOK ? (int)(s.te - ts) : DM_TOK;
@@ -194,7 +223,6 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   // division, not a 64-bit division routine per tile.
   if (F::CONTIG_OK && contig) {
     const uint32_t lb = (uint32_t)ts / (uint32_t)p.block_size;
-    const int32_t bid = bt_row[lb];
     if (bid < 0 || bid >= p.num_blocks) return 0u;
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     for (int u = lane + 32 * part; u < DM_TOK * F::SLOT / 16; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
@@ -221,6 +249,11 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   }
   oct_sync_wave();  // off is rewritten by the next tile's call
   return mask;
+}
+template <int FMT>
+OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
+                          int64_t ts, bool contig, int lane, int part, int parts) {
+  return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, part, parts, dm_tile_bid<FMT>(p, bt_row, ts, contig));
 }
 
 // The queries of a pass, in two parts so that the caller can stage its first tiles while the loads
@@ -268,9 +301,39 @@ OCT_DEV void dm_qput(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16
     if (lane == 0) qs[c] = c < s.np ? oct_div_rn(qmax, 127.0f) : 0.0f;
 #else
     (void)qs;
-    OCT_UNROLL for (int i = 0; i < 8; i++) {
-      const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
-      qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
+    if (OCT_DM_QPUT4) {
+      // dec_qpos's places, worked out per lane (dims 8·lane + i of block b = lane >> 3):
+      // - a 3-bit block (compact, or b > 0): dim i goes to k-step 4b + i/2, B row 4(c & 7) + g
+      //   (g = (lane & 7) >> 1), half (lane & 1) + 2(i & 1). So lanes 2u and 2u + 1 fill the four
+      //   halves of one entry per pair of dims: after one exchange each lane stores one word,
+      //   (its x[2m], the pair's x[2m]) from the even lane and (the pair's x[2m+1], its x[2m+1])
+      //   from the odd one;
+      // - the 4-bit block 0 (not compact): dim i = 4a + 2p + e goes to k-step 2(lane & 1) + p, B row
+      //   4(c & 7) + ((lane & 7) >> 1), half 2e + a: two whole entries, one 8-byte store each.
+      uint32_t hv[8];
+      OCT_UNROLL for (int i = 0; i < 8; i++) hv[i] = oct_f32_to_f16(x[i]);
+      const int odd = lane & 1, row = 4 * (c & 7) + ((lane & 7) >> 1);
+      uint32_t snd[2], rcv[2];  // halves for m = 2j, 2j + 1: the odd lane sends x[2m], the even x[2m + 1]
+      OCT_UNROLL for (int j = 0; j < 2; j++) {
+        snd[j] = odd ? hv[4 * j] | hv[4 * j + 2] << 16 : hv[4 * j + 1] | hv[4 * j + 3] << 16;
+        rcv[j] = oct_shfl_xor_u32<1>(snd[j]);
+      }
+      if (!DecFmt<FMT>::COMPACT && lane < 8) {
+        OCT_UNROLL for (int pp = 0; pp < 2; pp++) {
+          uint16_t* e = qf[c >> 3][2 * odd + pp][row];
+          dm_st32(e, hv[2 * pp] | hv[4 + 2 * pp] << 16), dm_st32(e + 2, hv[2 * pp + 1] | hv[5 + 2 * pp] << 16);
+        }
+      } else {
+        OCT_UNROLL for (int m = 0; m < 4; m++) {
+          const uint32_t r = (rcv[m >> 1] >> (16 * (m & 1))) & 0xFFFFu;
+          dm_st32(&qf[c >> 3][4 * (lane >> 3) + m][row][2 * odd], odd ? r | hv[2 * m + 1] << 16 : hv[2 * m] | r << 16);
+        }
+      }
+    } else {
+      OCT_UNROLL for (int i = 0; i < 8; i++) {
+        const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
+        qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
+      }
     }
 #endif
   }
@@ -454,15 +517,15 @@ OCT_DEV bool dm_contig(const OctDecodeParams& p) {
 
 // One unit's (a warp's, or a quad's) o · f of the dims of V lane 4g + m (om: its four M tiles) for N
 // tile n into rows [query 0..7][DM_RES words: dim d at d + d / 32] at rw.
-template <int FMT, int NT>
-OCT_DEV void dm_put_rows(float* rw, OctMmaF32 (*om)[NT], int n, int m, int g, int t, const float f[2]) {
+template <int FMT, int NT, bool SCALE = true>
+OCT_DEV void dm_put_rows(float* rw, OctMmaF32 (*om)[NT], int n, int m, int g, int t, const float* f) {
   int run0, run1;
   dec_runs<FMT>(4 * g + m, run0, run1);
   OCT_UNROLL for (int k = 0; k < 2; k++)
     OCT_UNROLL for (int hb = 0; hb < 2; hb++)
       OCT_UNROLL for (int v = 0; v < 4; v++) {
         const int e = 2 * hb + (v >> 1), d = (e & 1 ? run1 : run0) + 2 * k + (e >> 1);
-        rw[(2 * t + (v & 1)) * DM_RES + d + (d >> 5)] = oct_mul_rn(om[2 * k + hb][n].r[v], f[v & 1]);
+        rw[(2 * t + (v & 1)) * DM_RES + d + (d >> 5)] = SCALE ? oct_mul_rn(om[2 * k + hb][n].r[v], f[v & 1]) : om[2 * k + hb][n].r[v];
       }
 }
 
@@ -641,6 +704,38 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
   }
 }
 
+// OCT_DQ_WONE: the quad kernel's write-out after one barrier. Per query, each quad's m and l
+// (sm.mw, sm.lw) and unscaled o rows (sm.rq); a thread of four dims merges the quads' rows as
+// dm_merge_ml, dm_put_rows and dm_write_rows do (the same operations in the same order, so the
+// same bits): M = the quads' max of m, f_u = 2^(m_u - M) (0 when M = -inf), o = Σ_u (o_u · f_u) in
+// quad order, times 1/(κ·64); the thread of dims 0..3 also writes M and L = Σ_u l_u · f_u.
+template <int NQ>
+OCT_DEV void dq_write_rows(const OctDecodeParams& p, const DmSet& s, const DqSmem<NQ>& sm) {
+  const float ninf = -oct_inf();
+  for (int i = oct_tid(); i < 64 * s.np; i += 128 * NQ) {
+    const int q = i >> 6, d = 4 * (i & 63), n = q >> 3, a = (q & 7) * DM_RES + d + (d >> 5);
+    float mu[NQ], f[NQ], mx = sm.mw[0][q];
+    mu[0] = mx;
+    OCT_UNROLL for (int u = 1; u < NQ; u++) mu[u] = sm.mw[u][q], mx = oct_fmax(mx, mu[u]);
+    OCT_UNROLL for (int u = 0; u < NQ; u++) f[u] = mx == ninf ? 0.0f : oct_exp2(mu[u] - mx);
+    float* dst = p.partials + dm_prow(p, s, s.qb + q);
+    if (d == 0) {
+      float l = 0.0f;
+      OCT_UNROLL for (int u = 0; u < NQ; u++) l = oct_fma(sm.lw[u][q], f[u], l);
+      dst[256] = mx, dst[257] = l;
+    }
+    float x[4];
+    OCT_UNROLL for (int e = 0; e < 4; e++) {
+      x[e] = oct_mul_rn((&sm.rq[0][n][0][0])[a + e], f[0]);
+      OCT_UNROLL for (int u = 1; u < NQ; u++) x[e] = oct_add_rn(x[e], oct_mul_rn((&sm.rq[u][n][0][0])[a + e], f[u]));
+      x[e] = oct_mul_rn(x[e], OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
+    }
+    OctU4 v;
+    v.x = oct_f2u(x[0]), v.y = oct_f2u(x[1]), v.z = oct_f2u(x[2]), v.w = oct_f2u(x[3]);
+    *(OctU4*)(dst + d) = v;
+  }
+}
+
 // The barrier of quad qd's 128 threads (OCT_DQ_NAMED 1: named barrier 1 + qd on CUDA, so that the
 // quads of a workgroup need not run in step; 0: the workgroup's). The emulator takes the
 // workgroup's: its quads run the same number of steps, so the stronger barrier cannot deadlock.
@@ -655,6 +750,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
 // Row buffers of the quad kernel's write-out (see dq_pass's end): 2, or 1.
 #ifndef OCT_DQ_WBUF
 #define OCT_DQ_WBUF 2
+#endif
+// The quad stager's block ids loaded ahead of its issues (1), or each at its issue (0).
+#ifndef OCT_DQ_BIDPRE
+#define OCT_DQ_BIDPRE 0
 #endif
 // K scales the quad kernel reads per row and step: its warp's block's alone (1), or all four (0).
 #ifndef OCT_DQ_KS1
@@ -705,12 +804,23 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   uint8_t* stage0 = sm.stage[qd][0];
   uint8_t* stage1 = sm.stage[qd][1];
   uint8_t* stage2 = sm.stage[qd][2];
+  // OCT_DQ_BIDPRE (warp 3 the stager): the block ids of the first three tiles are loaded before the
+  // queries, and the tile after next's one step before it is issued (bnext), so that no issue waits
+  // on a block-table load.
+  const bool bidpre = OCT_DQ_BIDPRE && OCT_DQ_STAGER && stager;
+  auto bid_of = [&](int tile) { return bidpre && tile < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * tile, contig) : -1; };
+  int32_t b0 = bid_of(qd), b1 = bid_of(qd + NQ), bnext = bid_of(qd + 2 * NQ);
+  auto issue = [&](uint8_t* st, int tile, int32_t bid) {
+    const int64_t ts = tfirst + DM_TOK * (int64_t)tile;
+    return bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, ts, contig, lane, part, parts, bid)
+                  : dm_issue<FMT>(p, s, sm.off[w], st, btr, ts, contig, lane, part, parts);
+  };
   auto first_tiles = [&]() {  // (while the queries load: OCT_DM_EARLY)
     if (!stager) return;
     uint32_t m0 = 0, m1 = 0;
-    if (qd < ntile) m0 = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * qd, contig, lane, part, parts);
+    if (qd < ntile) m0 = issue(stage0, qd, b0);
     oct_async_commit();
-    if (qd + NQ < ntile) m1 = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (qd + NQ), contig, lane, part, parts);
+    if (qd + NQ < ntile) m1 = issue(stage1, qd + NQ, b1);
     oct_async_commit();
     if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
   };
@@ -766,7 +876,8 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     dq_sync(qd);  // B: the four blocks' shares are written
     if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
       uint32_t m2 = 0;
-      if (it + 2 * NQ < ntile) m2 = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, part, parts);
+      if (it + 2 * NQ < ntile) m2 = issue(stage2, it + 2 * NQ, bnext);
+      bnext = bid_of(it + 3 * NQ);
       oct_async_commit();
       if (lane == 0) sm.msk[qd][mi2] = m2;
     }
@@ -806,6 +917,13 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // Merge the quads: warp n of a quad holds N tile n's m and l.
   if (wq < NT && g == 0)
     OCT_UNROLL for (int c = 0; c < 2; c++) sm.mw[qd][8 * sn + 2 * t + c] = mrun[0][c], sm.lw[qd][8 * sn + 2 * t + c] = lrun[0][c];
+#if OCT_DQ_WONE
+  // Each quad's o as it is, in rows of its own (sm.rq[qd], read by nothing else before this), then
+  // one barrier, then the write-out scales each quad's row by its factor as dm_put_rows would have.
+  OCT_UNROLL for (int n = 0; n < NT; n++) dm_put_rows<FMT, NT, false>(&sm.rq[qd][n][0][0], o, n, wq, g, t, nullptr);
+  oct_sync();
+  dq_write_rows<NQ>(p, s, sm);
+#else
   oct_sync();
   float mq[NT][2], f[NT][2], mall[NT][2], lall[NT][2];
   OCT_UNROLL for (int n = 0; n < NT; n++)
@@ -825,6 +943,7 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
       if (n + b < NT) dm_write_rows<NT, NQ>(p, s, rw + b * RWF, 128 * NQ, n + b, w, g, t, mall, lall, b == 0);
     if (n + OCT_DQ_WBUF < NT) oct_sync();  // rw is read
   }
+#endif
 }
 
 // The pass of each workgroup kind.
@@ -847,6 +966,11 @@ OCT_DEV void dm_body(const OctDecodeParams& p, SM& sm) {
   // (mutant OCT_MUT_DECODE_MMA_PASS_GRID: the pass index left in the chunk's row)
   const int row0 = OCT_MUTANT(OCT_MUT_DECODE_MMA_PASS_GRID) ? oct_bid_x() * p.qgroup / wpc : oct_bid_x() / wpc * p.qgroup;
   const int split = oct_bid_y(), h = oct_bid_z();
+  if (OCT_DM_QPREF) {  // the chunk's query rows (its G heads of KV head h) asked of the L2 while the maps load
+    const int nrow = p.num_q - row0 < p.qgroup ? p.num_q - row0 : p.qgroup, nl = nrow * p.g * 4;
+    for (int i = oct_tid(); i < nl; i += 32 * NW)
+      oct_prefetch_l2(p.query + (int64_t)(row0 + i / (4 * p.g)) * p.q_st + (int64_t)(h * p.g + (i >> 2) % p.g) * p.q_sh + 64 * (i & 3));
+  }
   const int64_t t0 = (int64_t)split * p.split_len;
   const int64_t t1 = t0 + p.split_len < p.kv_max ? t0 + p.split_len : p.kv_max;
 

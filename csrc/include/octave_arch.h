@@ -123,6 +123,14 @@ OCT_DEV void oct_pdl_wait() {}
 OCT_DEV void oct_pdl_trigger() {}
 #endif
 
+// A hint to bring the 128-byte line at a global address into the L2 (CUDA: prefetch.global.L2);
+// it reads nothing into registers, faults on nothing and is a no-op on other targets.
+#if defined(OCT_NV) && defined(__CUDA_ARCH__)
+OCT_DEV void oct_prefetch_l2(const void* a) { asm volatile("prefetch.global.L2 [%0];" ::"l"(a)); }
+#else
+OCT_DEV void oct_prefetch_l2(const void* a) { (void)a; }
+#endif
+
 // Barrier and shared-memory fence for the 32 lanes of the calling logical wave: every lane's
 // shared-memory writes before it are visible to the wave's lanes after it. All 32 lanes must reach
 // it. (wave64 gfx942: the two logical waves of a hardware wave run in lockstep; the fences keep the
