@@ -49,15 +49,17 @@
 #endif
 // How dm_qput writes the query fragments: one 4-byte store per pair of dims after an exchange
 // with the neighbouring lane, or two 8-byte stores (the 4-bit block) (1); or one 2-byte store per
-// dim at its dec_qpos place, with the place computed per dim (0).
+// dim at its dec_qpos place, with the place computed per dim (0). Each of the four switches below
+// (QPUT4, QPREF, WONE, BIDPRE) alone took 0.4-1.1 µs off q4s100k, all four 2.6 µs (0.0473 →
+// 0.0447 ms; docs/measurements.md, "Twentieth session", call 1).
 #ifndef OCT_DM_QPUT4
-#define OCT_DM_QPUT4 0
+#define OCT_DM_QPUT4 1
 #endif
 
 // The chunk's query rows prefetched into the L2 at the start of a workgroup, before the row maps
 // that their loads wait on are read (1), or not (0).
 #ifndef OCT_DM_QPREF
-#define OCT_DM_QPREF 0
+#define OCT_DM_QPREF 1
 #endif
 // The first two tiles staged while the queries' loads are in flight (1), or after the query
 // fragments are written (0). Either way a warp's queries are all loaded before the first is rotated.
@@ -107,10 +109,10 @@ struct DmSmem {
 // The quad kernel's write-out: each quad's o rows in a buffer of its own and one barrier (1), or
 // the quads' scaled rows two N tiles at a time over the stages (0: four barriers).
 #ifndef OCT_DQ_WONE
-#define OCT_DQ_WONE 0
+#define OCT_DQ_WONE 1
 #endif
 // The quad kernel's shared memory (dq_pass: passes of up to 24 queries by NQ quads of 4 warps):
-// 70 KB for NQ 3.
+// 146 KB for NQ 3 with OCT_DQ_WONE's row buffers (70 KB without).
 enum { DQ_NT = 3 };
 template <int NQ>
 struct DqSmem {
@@ -153,7 +155,14 @@ OCT_DEV uint32_t dm_ld32(const uint16_t* p) {
 }
 // Two halves (lo, hi) stored as one 4-byte word at p (4-byte aligned): the store dm_ld64's loads
 // pair with.
-OCT_DEV void dm_st32(uint16_t* p, uint32_t v) { __builtin_memcpy(__builtin_assume_aligned(p, 4), &v, 4); }
+// (nvcc's front end fails on __builtin_assume_aligned of a non-const pointer: a cast there.)
+OCT_DEV void dm_st32(uint16_t* p, uint32_t v) {
+#if defined(OCT_NV)
+  *reinterpret_cast<uint32_t*>(p) = v;
+#else
+  __builtin_memcpy(__builtin_assume_aligned(p, 4), &v, 4);
+#endif
+}
 // Four fp16 values at p (8-byte aligned) as two registers, one load.
 OCT_DEV OctMmaB16 dm_ld64(const uint16_t* p) {
   OctMmaB16 x;
@@ -753,7 +762,7 @@ OCT_DEV void dq_write_rows(const OctDecodeParams& p, const DmSet& s, const DqSme
 #endif
 // The quad stager's block ids loaded ahead of its issues (1), or each at its issue (0).
 #ifndef OCT_DQ_BIDPRE
-#define OCT_DQ_BIDPRE 0
+#define OCT_DQ_BIDPRE 1
 #endif
 // K scales the quad kernel reads per row and step: its warp's block's alone (1), or all four (0).
 #ifndef OCT_DQ_KS1
@@ -808,19 +817,19 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // queries, and the tile after next's one step before it is issued (bnext), so that no issue waits
   // on a block-table load.
   const bool bidpre = OCT_DQ_BIDPRE && OCT_DQ_STAGER && stager;
-  auto bid_of = [&](int tile) { return bidpre && tile < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * tile, contig) : -1; };
-  int32_t b0 = bid_of(qd), b1 = bid_of(qd + NQ), bnext = bid_of(qd + 2 * NQ);
-  auto issue = [&](uint8_t* st, int tile, int32_t bid) {
-    const int64_t ts = tfirst + DM_TOK * (int64_t)tile;
-    return bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, ts, contig, lane, part, parts, bid)
-                  : dm_issue<FMT>(p, s, sm.off[w], st, btr, ts, contig, lane, part, parts);
-  };
+  // (the block id of tile i is dm_tile_bid's; without bidpre, dm_issue loads it itself)
+#define DQ_BID(i) (bidpre && (i) < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (int64_t)(i), contig) : -1)
+#define DQ_ISSUE(st, i, bid)                                                                                  \
+  (bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, tfirst + DM_TOK * (int64_t)(i), contig, lane, part, parts, bid) \
+          : dm_issue<FMT>(p, s, sm.off[w], st, btr, tfirst + DM_TOK * (int64_t)(i), contig, lane, part, parts))
+  const int32_t b0 = DQ_BID(qd), b1 = DQ_BID(qd + NQ);
+  int32_t bnext = DQ_BID(qd + 2 * NQ);
   auto first_tiles = [&]() {  // (while the queries load: OCT_DM_EARLY)
     if (!stager) return;
     uint32_t m0 = 0, m1 = 0;
-    if (qd < ntile) m0 = issue(stage0, qd, b0);
+    if (qd < ntile) m0 = DQ_ISSUE(stage0, qd, b0);
     oct_async_commit();
-    if (qd + NQ < ntile) m1 = issue(stage1, qd + NQ, b1);
+    if (qd + NQ < ntile) m1 = DQ_ISSUE(stage1, qd + NQ, b1);
     oct_async_commit();
     if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
   };
@@ -876,8 +885,8 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     dq_sync(qd);  // B: the four blocks' shares are written
     if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
       uint32_t m2 = 0;
-      if (it + 2 * NQ < ntile) m2 = issue(stage2, it + 2 * NQ, bnext);
-      bnext = bid_of(it + 3 * NQ);
+      if (it + 2 * NQ < ntile) m2 = DQ_ISSUE(stage2, it + 2 * NQ, bnext);
+      bnext = DQ_BID(it + 3 * NQ);
       oct_async_commit();
       if (lane == 0) sm.msk[qd][mi2] = m2;
     }
@@ -912,6 +921,8 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
   }
+#undef DQ_BID
+#undef DQ_ISSUE
   oct_async_wait<0>();
 
   // Merge the quads: warp n of a quad holds N tile n's m and l.
