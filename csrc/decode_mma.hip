@@ -736,7 +736,9 @@ OCT_DEV void dq_write_rows(const OctDecodeParams& p, const DmSet& s, const DqSme
     float x[4];
     OCT_UNROLL for (int e = 0; e < 4; e++) {
       x[e] = oct_mul_rn((&sm.rq[0][n][0][0])[a + e], f[0]);
-      OCT_UNROLL for (int u = 1; u < NQ; u++) x[e] = oct_add_rn(x[e], oct_mul_rn((&sm.rq[u][n][0][0])[a + e], f[u]));
+      // (mutant OCT_MUT_DECODE_MMA_MERGE_FACTOR: quad 0's factor for every quad's row)
+      OCT_UNROLL for (int u = 1; u < NQ; u++)
+        x[e] = oct_add_rn(x[e], oct_mul_rn((&sm.rq[u][n][0][0])[a + e], f[OCT_MUTANT(OCT_MUT_DECODE_MMA_MERGE_FACTOR) ? 0 : u]));
       x[e] = oct_mul_rn(x[e], OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
     }
     OctU4 v;
@@ -886,7 +888,8 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
       uint32_t m2 = 0;
       if (it + 2 * NQ < ntile) m2 = DQ_ISSUE(stage2, it + 2 * NQ, bnext);
-      bnext = DQ_BID(it + 3 * NQ);
+      // (mutant OCT_MUT_DECODE_MMA_STALE_BID: the block id of the tile just issued kept for the next)
+      bnext = DQ_BID(it + (OCT_MUTANT(OCT_MUT_DECODE_MMA_STALE_BID) ? 2 : 3) * NQ);
       oct_async_commit();
       if (lane == 0) sm.msk[qd][mi2] = m2;
     }

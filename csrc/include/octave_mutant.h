@@ -62,3 +62,5 @@
 #define OCT_MUT_REDUCE_WAVE_MAX 48  // reduce: the max M of the splits' m taken from wave 0's splits only (the waves' maxima not exchanged), so a split whose m exceeds it gets a weight 2^(m - M) > 1 that can overflow
 #define OCT_MUT_DECODE_MMA_PASS_GRID 47  // decode (mma): a workgroup's row chunk taken as bid_x · query_group / wpc instead of ⌊bid_x / wpc⌋ · query_group (the pass index not divided out of the grid's x when MTP passes are spread)
 #define OCT_MUT_DECODE_MMA_QUAD_STEPS 49  // decode (mma, quad kernel): ⌊ntile / NQ⌋ steps over a split instead of ⌈ntile / NQ⌉ (the last tiles of a split whose tile count is not a multiple of the quads dropped)
+#define OCT_MUT_DECODE_MMA_MERGE_FACTOR 50  // decode (mma, quad kernel): the write-out scales every quad's o row by quad 0's factor 2^(m_0 - M) instead of its own (the merge of running softmax states with one state's rescale)
+#define OCT_MUT_DECODE_MMA_STALE_BID 51  // decode (mma, quad kernel): the stager's block id loaded ahead is the tile it issues now, not the one it issues next step (a prefetch pipeline one stage short: each tile after the first two staged from the previous step's block)
