@@ -209,6 +209,13 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
          p.pstride;
 }
 
+// The block id of the tile at ts on the whole-tile path (contig), or -1 (the other path reads the
+// block table per token).
+template <int FMT>
+OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int64_t ts, bool contig) {
+  return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[(uint32_t)ts / (uint32_t)p.block_size] : -1;
+}
+
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
 // tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
 // The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
@@ -216,11 +223,7 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 // part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
 // 16 slot offsets in shared memory.
 // bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
-// have it in flight early); unread on the other path.
-template <int FMT>
-OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int64_t ts, bool contig) {
-  return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[(uint32_t)ts / (uint32_t)p.block_size] : -1;
-}
+// have it in flight early); unread on the other path. The overload without it loads it itself.
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
                           int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
