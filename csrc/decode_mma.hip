@@ -983,10 +983,12 @@ OCT_DEV void dm_body(const OctDecodeParams& p, SM& sm) {
   // (mutant OCT_MUT_DECODE_MMA_PASS_GRID: the pass index left in the chunk's row)
   const int row0 = OCT_MUTANT(OCT_MUT_DECODE_MMA_PASS_GRID) ? oct_bid_x() * p.qgroup / wpc : oct_bid_x() / wpc * p.qgroup;
   const int split = oct_bid_y(), h = oct_bid_z();
-  if (OCT_DM_QPREF) {  // the chunk's query rows (its G heads of KV head h) asked of the L2 while the maps load
+  if (OCT_DM_QPREF) {  // the chunk's query rows (its G heads of KV head h) asked of the L2 while the maps load:
+    // query q = i / 4 of the chunk (row dm_qrow, head dm_qhead), 128-byte line i % 4 of its 512 bytes
     const int nrow = p.num_q - row0 < p.qgroup ? p.num_q - row0 : p.qgroup, nl = nrow * p.g * 4;
     for (int i = oct_tid(); i < nl; i += 32 * NW)
-      oct_prefetch_l2(p.query + (int64_t)(row0 + i / (4 * p.g)) * p.q_st + (int64_t)(h * p.g + (i >> 2) % p.g) * p.q_sh + 64 * (i & 3));
+      oct_prefetch_l2(p.query + (int64_t)(row0 + dm_qrow(p, i >> 2)) * p.q_st + (int64_t)(h * p.g + dm_qhead(p, i >> 2)) * p.q_sh +
+                      64 * (i & 3));
   }
   const int64_t t0 = (int64_t)split * p.split_len;
   const int64_t t1 = t0 + p.split_len < p.kv_max ? t0 + p.split_len : p.kv_max;
