@@ -209,11 +209,23 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
          p.pstride;
 }
 
+// The block index of token t (0 <= t < 2^31: a token below te, at most a klen, an int32): t /
+// block_size by the host's multiply and shift (OCT_DM_BSDIV; exact for every t < 2^31 and block
+// size: with s = ⌈log2 bs⌉ and m = ⌈2^(31+s) / bs⌉ = (2^(31+s) + e) / bs, 0 <= e < bs, t·m / 2^(31+s)
+// exceeds t / bs by t·e / (bs·2^(31+s)) < 1 / bs, too little to reach the next integer), not by a
+// 32-bit division (about 20 instructions, two per tile).
+#ifndef OCT_DM_BSDIV
+#define OCT_DM_BSDIV 1
+#endif
+OCT_DEV uint32_t dm_blk(const OctDecodeParams& p, uint32_t t) {
+  return OCT_DM_BSDIV ? (uint32_t)(((uint64_t)t * p.bs_mul) >> p.bs_sh) : t / (uint32_t)p.block_size;
+}
+
 // The block id of the tile at ts on the whole-tile path (contig), or -1 (the other path reads the
 // block table per token).
 template <int FMT>
 OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int64_t ts, bool contig) {
-  return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[(uint32_t)ts / (uint32_t)p.block_size] : -1;
+  return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[dm_blk(p, (uint32_t)ts)] : -1;
 }
 
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
@@ -234,7 +246,7 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   // Token positions fit 32 bits (a tile starts below te, at most a klen: an int32): 32-bit
   // division, not a 64-bit division routine per tile.
   if (F::CONTIG_OK && contig) {
-    const uint32_t lb = (uint32_t)ts / (uint32_t)p.block_size;
+    const uint32_t lb = dm_blk(p, (uint32_t)ts);
     if (bid < 0 || bid >= p.num_blocks) return 0u;
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     for (int u = lane + 32 * part; u < DM_TOK * F::SLOT / 16; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
@@ -243,7 +255,7 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   if (lane < DM_TOK) {
     int64_t o = -1;
     if ((range >> lane) & 1) {
-      const uint32_t tg = (uint32_t)ts + lane, lb = tg / (uint32_t)p.block_size;
+      const uint32_t tg = (uint32_t)ts + lane, lb = dm_blk(p, tg);
       const int32_t bid = bt_row[lb];
       if (bid >= 0 && bid < p.num_blocks) o = (int64_t)bid * p.c_sb + hoff + (int64_t)(tg - lb * (uint32_t)p.block_size) * p.c_st;
     }
@@ -411,6 +423,14 @@ OCT_DEV void dm_kblock(const uint8_t* rg, const uint8_t* r8, int b, int t, int l
 // whether any is not 1, and writes P' = fp16(fp32(p · V scale) · κ) to the warp's transpose buffer
 // pt [N tile][query][token]. sc: the tile's summed scores (before score_scale); mask: the tile's
 // tokens to attend to; vsg, vs8: the V scales of tokens g and g + 8.
+// The softmax's exp2 (OCT_DM_EX2FTZ): ex2.approx.ftz, within 2 ulps with results below 2^-126
+// flushed to 0 (the fp32 profiles' exp2 and ftz terms, as the mma prefill), not exp2f's fix-ups for
+// subnormal results (three instructions per call, six calls per tile and N tile).
+#ifndef OCT_DM_EX2FTZ
+#define OCT_DM_EX2FTZ 1
+#endif
+OCT_DEV float dm_exp2(float x) { return OCT_DM_EX2FTZ ? oct_exp2_ftz(x) : oct_exp2(x); }
+
 template <int NT>
 OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask, int64_t ts, int g, int t, int kq[NT][2],
                         float mrun[NT][2], float lrun[NT][2], float alpha[NT][2], float vsg, float vs8,
@@ -431,7 +451,7 @@ OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask
       mx = oct_fmax(mx, oct_shfl_xor<16>(mx));
       const float mo = mrun[n][c], mn = oct_fmax(mo, mx);
       float al = 1.0f, pg = 0.0f, p8 = 0.0f;
-      if (mn != ninf) al = oct_exp2(mo - mn), pg = oct_exp2(sg - mn), p8 = oct_exp2(s8 - mn);
+      if (mn != ninf) al = dm_exp2(mo - mn), pg = dm_exp2(sg - mn), p8 = dm_exp2(s8 - mn);
       float sum = oct_add_rn(pg, p8);
       sum = oct_add_rn(sum, oct_shfl_xor<4>(sum));
       sum = oct_add_rn(sum, oct_shfl_xor<8>(sum));
@@ -476,9 +496,34 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 
 // P·V of the dims of V lane 4g + m (M tiles 4m .. 4m + 3, om[0..3]) over the staged tile at ru0 =
 // the row of token 2t: tokens 2t, 2t + 1, 2t + 8, 2t + 9 paired by byte permutes into fp16 halves.
+// 4-bit V (OCT_DM_VPAIR): the tokens are paired on their code bytes before the lookup (one byte
+// permute per 8 codes, not one per 4 codebook bytes): byte j of a lane's code word holds dims j and
+// j + 4 (nibbles 2j, 2j + 1), so the pair (a.b0, b.b0, a.b1, b.b1) looks up to the codebook bytes
+// (a0, a4, b0, b4 | a1, a5, b1, b5), and oct_h4_pairs takes (a0, b0) and (a4, b4) from each word:
+// the operands of the unpaired path, bit for bit.
+#ifndef OCT_DM_VPAIR
+#define OCT_DM_VPAIR 1
+#endif
 template <int FMT, int NT>
 OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT]) {
   typedef DmFmt<FMT> F;
+  if (OCT_DM_VPAIR && F::VBITS == 4) {
+    const int vo = F::V_LO + 4 * (4 * g + m);
+    const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
+    const uint32_t xc = *(const uint32_t*)(ru0 + 8 * F::ROW + vo), xd = *(const uint32_t*)(ru0 + 9 * F::ROW + vo);
+    OCT_UNROLL for (int k = 0; k < 2; k++) {
+      uint32_t ab[2], cd[2];
+      oct_cb4n(oct_perm8n(xa, xb, k ? 0x7362u : 0x5140u), OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, ab[0], ab[1]);
+      oct_cb4n(oct_perm8n(xc, xd, k ? 0x7362u : 0x5140u), OCT_CB4B_0, OCT_CB4B_1, OCT_CB4B_2, OCT_CB4B_3, cd[0], cd[1]);
+      OCT_UNROLL for (int hb = 0; hb < 2; hb++) {
+        OctMmaA16 a;
+        oct_h4_pairs(ab[hb], a.r[0], a.r[1]);
+        oct_h4_pairs(cd[hb], a.r[2], a.r[3]);
+        OCT_UNROLL for (int n = 0; n < NT; n++) om[2 * k + hb][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], om[2 * k + hb][n]);
+      }
+    }
+    return;
+  }
   uint32_t wa[2], wb[2], wc[2], wd[2];
   dec_vbytes<FMT>(ru0, 4 * g + m, wa[0], wa[1]);
   dec_vbytes<FMT>(ru0 + F::ROW, 4 * g + m, wb[0], wb[1]);

@@ -52,6 +52,8 @@ struct OctDecodeParams {
       wpc,            // mma tier: workgroups per row chunk, which share its passes (the launcher sets it)
       sms;            // the device's SMs (CUs): the mma decode's warp count depends on it
   uint32_t g_mul;     // ⌈2^20 / g⌉: q / g = (q · g_mul) >> 20 for 0 <= q < 4096 (the mma decode's query index)
+  uint32_t bs_mul;    // ⌈2^bs_sh / block_size⌉, bs_sh = 31 + ⌈log2 block_size⌉: t / block_size =
+  int32_t bs_sh;      // (t · bs_mul) >> bs_sh for 0 <= t < 2^31 (the mma decode's block index; oct_div_bs)
   float score_scale;  // sm_scale * log2(e) / 64
   uint32_t k_signs[8];
 };

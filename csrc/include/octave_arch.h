@@ -318,6 +318,25 @@ OCT_DEV uint32_t oct_perm8n(uint32_t lo, uint32_t hi, uint32_t sel) {
 }
 #endif
 
+// oct_nibmask(x, hi): byte i is 0xFF where bit 3 of nibble 4·hi + i of x is set, else 0 (hi: 0, 1).
+// NVIDIA: one PRMT in its sign-replicating mode (selector nibble 8 + k: the sign of byte k,
+// replicated) over x << 4 (bytes 0..3: the even nibbles' bit 3 at each byte's top) and x (the odd
+// nibbles'). Elsewhere the same bits one by one.
+#if defined(OCT_NV)
+OCT_DEV uint32_t oct_nibmask(uint32_t x, int hi) {
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x << 4), "r"(x), "r"(hi ? 0xFBEAu : 0xD9C8u));
+  return r;
+}
+#else
+OCT_DEV uint32_t oct_nibmask(uint32_t x, int hi) {
+  const uint32_t n = hi ? x >> 16 : x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= ((n >> (4 * i + 3)) & 1u) * (0xFFu << (8 * i));
+  return r;
+}
+#endif
+
 // ---- float32 operations with a fixed rounding -----------------------------------------------------
 #if defined(OCT_NV)
 OCT_DEV float oct_add_rn(float a, float b) { return __fadd_rn(a, b); }

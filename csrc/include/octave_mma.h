@@ -104,6 +104,13 @@ OCT_DEV void oct_h4_codes(uint32_t w, uint32_t& lo, uint32_t& hi) {
   hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4342u));
 }
 
+// A word of two tokens' interleaved codebook bytes (a0, a1, b0, b1: oct_cb4n of a pair of tokens'
+// code bytes) as two fp16 operand registers: lo = (a0, b0), hi = (a1, b1).
+OCT_DEV void oct_h4_pairs(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  lo = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4240u));
+  hi = oct_h2_unbias(oct_perm8n(w, 0x64646464u, 0x4341u));
+}
+
 // Two tokens' codebook words a and b (4 dims each) interleaved by dim: half hb (0, 1) holds dims
 // 2hb and 2hb + 1 as (a, b, a, b) bytes, the layout of a P·V operand's token pairs.
 OCT_DEV uint32_t oct_pair_tokens(uint32_t a, uint32_t b, int hb) { return oct_perm8n(a, b, hb ? 0x7362u : 0x5140u); }
