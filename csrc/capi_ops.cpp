@@ -385,7 +385,8 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
     int s = 0;
     while ((int64_t)1 << s < (int64_t)a.block_size) s++;
     p.bs_sh = 31 + s;
-    p.bs_mul = (uint32_t)((((uint64_t)1 << p.bs_sh) + (uint64_t)a.block_size - 1) / (uint64_t)a.block_size);
+    const uint64_t up = OCT_MUTANT(OCT_MUT_DECODE_MMA_BLOCK_DIV) ? 0 : (uint64_t)a.block_size - 1;  // mutant: floor
+    p.bs_mul = (uint32_t)((((uint64_t)1 << p.bs_sh) + up) / (uint64_t)a.block_size);
   }
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride, p.sms = ctx->props.multiProcessorCount;
