@@ -228,6 +228,11 @@ OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int
   return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[dm_blk(p, (uint32_t)ts)] : -1;
 }
 
+// OCT_DM_COPYU: a warp that stages a whole tile alone issues its 16-byte copies unrolled (8 rounds
+// for k3v4's 248 units, the last for lanes below 24), not in a loop that checks its bound each time.
+#ifndef OCT_DM_COPYU
+#define OCT_DM_COPYU 1
+#endif
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
 // tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
 // The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
@@ -249,7 +254,15 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
     const uint32_t lb = dm_blk(p, (uint32_t)ts);
     if (bid < 0 || bid >= p.num_blocks) return 0u;
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
-    for (int u = lane + 32 * part; u < DM_TOK * F::SLOT / 16; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
+    enum { NU = DM_TOK * F::SLOT / 16 };  // 16-byte units of the tile
+    if (OCT_DM_COPYU && parts == 1) {  // one warp copies the tile: unrolled, one bound check (the last round)
+      OCT_UNROLL for (int k = 0; k < (NU + 31) / 32; k++) {
+        const int u = lane + 32 * k;
+        if (32 * (k + 1) <= NU || u < NU) oct_copy_g2s16(st + 16 * u, src + 16 * u);
+      }
+      return range;
+    }
+    for (int u = lane + 32 * part; u < NU; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
     return range;
   }
   if (lane < DM_TOK) {
