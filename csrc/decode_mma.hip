@@ -513,14 +513,17 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 // permute per 8 codes, not one per 4 codebook bytes): byte j of a lane's code word holds dims j and
 // j + 4 (nibbles 2j, 2j + 1), so the pair (a.b0, b.b0, a.b1, b.b1) looks up to the codebook bytes
 // (a0, a4, b0, b4 | a1, a5, b1, b5), and oct_h4_pairs takes (a0, b0) and (a4, b4) from each word:
-// the operands of the unpaired path, bit for bit.
+// the operands of the unpaired path, bit for bit. 1: in the kernels of one N tile (big +1.4 % when
+// off); the quad kernel (three N tiles share each decoded tile) measured 1 µs slower on q4s100k
+// with it (docs/measurements.md, twenty-first session, call 1), so it pairs after the lookup
+// unless OCT_DM_VPAIR is 2.
 #ifndef OCT_DM_VPAIR
 #define OCT_DM_VPAIR 1
 #endif
 template <int FMT, int NT>
 OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT]) {
   typedef DmFmt<FMT> F;
-  if (OCT_DM_VPAIR && F::VBITS == 4) {
+  if (OCT_DM_VPAIR && F::VBITS == 4 && (NT == 1 || OCT_DM_VPAIR == 2)) {
     const int vo = F::V_LO + 4 * (4 * g + m);
     const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
     const uint32_t xc = *(const uint32_t*)(ru0 + 8 * F::ROW + vo), xd = *(const uint32_t*)(ru0 + 9 * F::ROW + vo);
