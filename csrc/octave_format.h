@@ -69,8 +69,7 @@ OCT_DEV void oct_cb4n(uint32_t x, uint32_t t0, uint32_t t1, uint32_t t2, uint32_
   if (OCT_CB4_MASK) {
     const uint32_t m0 = oct_nibmask(x, 0), m1 = oct_nibmask(x, 1);
     w0 = (oct_perm8n(t0, t1, s) & ~m0) | (oct_perm8n(t2, t3, s) & m0);
-    const uint32_t sh = oct_shr<16>(s);
-    w1 = (oct_perm8n(t0, t1, sh) & ~m1) | (oct_perm8n(t2, t3, sh) & m1);
+    w1 = (oct_perm8n(t0, t1, s >> 16) & ~m1) | (oct_perm8n(t2, t3, s >> 16) & m1);
     return;
   }
 #endif
@@ -90,9 +89,9 @@ OCT_DEV uint32_t oct_sel3n(uint32_t wl, uint32_t wh) {
 // Codebook words of a 16-dim group of a 3-bit stream, dims [0,8,1,9], [2,10,3,11], [4,12,5,13],
 // [6,14,7,15] of the group (wl, wh as for oct_sel3n). tlo, thi: the 8-entry table.
 OCT_DEV void oct_cb3n(uint32_t wl, uint32_t wh, uint32_t tlo, uint32_t thi, uint32_t w[4]) {
-  const uint32_t a = oct_sel3n(wl, wh), b = oct_sel3n(oct_shr<2>(wl), oct_shr<1>(wh));
-  w[0] = oct_perm8n(tlo, thi, a), w[1] = oct_perm8n(tlo, thi, oct_shr<16>(a));
-  w[2] = oct_perm8n(tlo, thi, b), w[3] = oct_perm8n(tlo, thi, oct_shr<16>(b));
+  const uint32_t a = oct_sel3n(wl, wh), b = oct_sel3n(wl >> 2, wh >> 1);
+  w[0] = oct_perm8n(tlo, thi, a), w[1] = oct_perm8n(tlo, thi, a >> 16);
+  w[2] = oct_perm8n(tlo, thi, b), w[3] = oct_perm8n(tlo, thi, b >> 16);
 }
 // Codebook tables as words: signed (K) and biased by +128 (V, for oct_b128_f32).
 enum : uint32_t {

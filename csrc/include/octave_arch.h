@@ -337,25 +337,6 @@ OCT_DEV uint32_t oct_nibmask(uint32_t x, int hi) {
 }
 #endif
 
-// oct_shr<N>(x): x >> N (1 <= N <= 31). NVIDIA with OCT_SHR_FMA: the high word of x · 2^(32 - N),
-// one IMAD.HI on the FMA pipe instead of a SHF on the ALU pipe, which the mma decode's codebook
-// work fills (docs/measurements.md, twenty-first session).
-#ifndef OCT_SHR_FMA
-#define OCT_SHR_FMA 1
-#endif
-template <int N>
-OCT_DEV uint32_t oct_shr(uint32_t x) {
-  static_assert(N >= 1 && N <= 31, "shift count");
-#if defined(OCT_NV)
-  if (OCT_SHR_FMA) {
-    uint32_t r;
-    asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(1u << (32 - N)));
-    return r;
-  }
-#endif
-  return x >> N;
-}
-
 // ---- float32 operations with a fixed rounding -----------------------------------------------------
 #if defined(OCT_NV)
 OCT_DEV float oct_add_rn(float a, float b) { return __fadd_rn(a, b); }
