@@ -248,8 +248,8 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   const int64_t hoff = (int64_t)s.h * p.c_sh;
   const int lo = s.t0 > ts ? (int)(s.t0 - ts) : 0, hi = s.te - ts < DM_TOK ? (int)(s.te - ts) : DM_TOK;
   const uint32_t range = hi > lo ? ((1u << hi) - 1u) & ~((1u << lo) - 1u) : 0u;
-  // Token positions fit 32 bits (a tile starts below te, at most a klen: an int32): 32-bit
-  // division, not a 64-bit division routine per tile.
+  // Token positions fit 32 bits (a tile starts below te, at most a klen: an int32): the block
+  // index in 32 bits (dm_blk), not a 64-bit division routine per tile.
   if (F::CONTIG_OK && contig) {
     const uint32_t lb = dm_blk(p, (uint32_t)ts);
     if (bid < 0 || bid >= p.num_blocks) return 0u;

@@ -56,9 +56,10 @@ OCT_DEV uint32_t oct_lut4(uint32_t codes) {  // 4 codes (bytes 0..15) -> 4 int8 
 //
 // 4-bit word x (stream dims 8j..8j+7; nibble k of x is dim [0,4,1,5,2,6,3,7][k]): w0 = codebook
 // bytes of dims [0,4,1,5], w1 = of dims [2,6,3,7] (+8j). t0..t3: the 16-entry table as 4 words.
-// The half is chosen by a byte permute (m: byte i of the low or the high half), or, where
-// oct_nibmask is one instruction (NVIDIA, and the emulator that models it; OCT_CB4_MASK), by a
-// bitwise select under the mask of the codes' bit 3: 11 instructions per 8 codes, not 12.
+// The half is chosen by a byte permute (m: byte i of the low or the high half), or (OCT_CB4_MASK;
+// NVIDIA, where oct_nibmask is one PRMT, and the emulator, which computes the same mask) by a
+// bitwise select under the mask of the codes' bit 3: 11 instructions per 8 codes, not 12. AMD
+// keeps the permute (v_perm_b32 replicates signs by other selectors).
 #ifndef OCT_CB4_MASK
 #define OCT_CB4_MASK 1
 #endif
