@@ -381,13 +381,7 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   }
   p.fmt = a.fmt, p.dtype = a.dtype, p.num_q = a.num_q, p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = g;
   p.g_mul = ((1u << 20) + (uint32_t)g - 1) / (uint32_t)g;
-  {  // block_size >= 1 (validated): s = ⌈log2 block_size⌉, bs_mul = ⌈2^(31+s) / block_size⌉ < 2^32
-    int s = 0;
-    while ((int64_t)1 << s < (int64_t)a.block_size) s++;
-    p.bs_sh = 31 + s;
-    const uint64_t up = OCT_MUTANT(OCT_MUT_DECODE_MMA_BLOCK_DIV) ? 0 : (uint64_t)a.block_size - 1;  // mutant: floor
-    p.bs_mul = (uint32_t)((((uint64_t)1 << p.bs_sh) + up) / (uint64_t)a.block_size);
-  }
+  oct_bs_magic(a.block_size, p.bs_mul, p.bs_sh);  // (block_size >= 1: validated above)
   p.num_reqs = a.num_reqs, p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
   p.num_splits = a.num_splits, p.qgroup = a.query_group, p.pstride = pstride, p.sms = ctx->props.multiProcessorCount;
   const double log2e = OCT_MUTANT(OCT_MUT_DECODE_NO_LOG2E) ? 1.0 : kLog2e;  // mutant: natural-log scale

@@ -86,3 +86,21 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
   return OCTAVE_OK;
 #endif
 }
+
+extern "C" int32_t octave_blockdiv_selftest(int32_t block_size, const uint32_t* t, uint32_t* q, int64_t n) {
+  const char* op = "blockdiv_selftest";
+  if (block_size < 1) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: block_size = %d, expected >= 1", op, block_size);
+  if (n < 0) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %lld, expected >= 0", op, (long long)n);
+  if (n > 0 && (!t || !q)) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: t or q is NULL with n = %lld", op, (long long)n);
+  uint32_t mul;
+  int32_t sh;
+  oct_bs_magic(block_size, mul, sh);
+  for (int64_t i = 0; i < n; i++) {
+    if (t[i] >= 0x80000000u)
+      return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: t[%lld] = %u, expected < 2^31 (a token position)", op,
+                      (long long)i, t[i]);
+    q[i] = oct_bs_div(t[i], mul, sh);
+  }
+  return OCTAVE_OK;
+}
+

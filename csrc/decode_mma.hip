@@ -210,15 +210,14 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 }
 
 // The block index of token t (0 <= t < 2^31: a token below te, at most a klen, an int32): t /
-// block_size by the host's multiply and shift (OCT_DM_BSDIV; exact for every t < 2^31 and block
-// size: with s = ⌈log2 bs⌉ and m = ⌈2^(31+s) / bs⌉ = (2^(31+s) + e) / bs, 0 <= e < bs, t·m / 2^(31+s)
-// exceeds t / bs by t·e / (bs·2^(31+s)) < 1 / bs, too little to reach the next integer), not by a
-// 32-bit division (about 20 instructions, two per tile).
+// block_size by the host's multiplier and shift (OCT_DM_BSDIV; oct_bs_div, exact for every t <
+// 2^31 and block size: octave_params.h), not by a 32-bit division (about 20 instructions, two per
+// tile).
 #ifndef OCT_DM_BSDIV
 #define OCT_DM_BSDIV 1
 #endif
 OCT_DEV uint32_t dm_blk(const OctDecodeParams& p, uint32_t t) {
-  return OCT_DM_BSDIV ? (uint32_t)(((uint64_t)t * p.bs_mul) >> p.bs_sh) : t / (uint32_t)p.block_size;
+  return OCT_DM_BSDIV ? oct_bs_div(t, p.bs_mul, p.bs_sh) : t / (uint32_t)p.block_size;
 }
 
 // The block id of the tile at ts on the whole-tile path (contig), or -1 (the other path reads the
@@ -438,7 +437,8 @@ OCT_DEV void dm_kblock(const uint8_t* rg, const uint8_t* r8, int b, int t, int l
 // tokens to attend to; vsg, vs8: the V scales of tokens g and g + 8.
 // The softmax's exp2 (OCT_DM_EX2FTZ): ex2.approx.ftz, within 2 ulps with results below 2^-126
 // flushed to 0 (the fp32 profiles' exp2 and ftz terms, as the mma prefill), not exp2f's fix-ups for
-// subnormal results (three instructions per call, six calls per tile and N tile).
+// subnormal results (a compare and two predicated multiplies per call in clang's SASS; six calls per
+// tile and N tile).
 #ifndef OCT_DM_EX2FTZ
 #define OCT_DM_EX2FTZ 1
 #endif

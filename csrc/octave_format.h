@@ -58,7 +58,9 @@ OCT_DEV uint32_t oct_lut4(uint32_t codes) {  // 4 codes (bytes 0..15) -> 4 int8 
 // bytes of dims [0,4,1,5], w1 = of dims [2,6,3,7] (+8j). t0..t3: the 16-entry table as 4 words.
 // The half is chosen by a byte permute (m: byte i of the low or the high half), or (OCT_CB4_MASK;
 // NVIDIA, where oct_nibmask is one PRMT, and the emulator, which computes the same mask) by a
-// bitwise select under the mask of the codes' bit 3: 11 instructions per 8 codes, not 12. AMD
+// bitwise select under the mask of the codes' bit 3: 11 instructions per 8 codes, not 12 (in the
+// SASS the permute's selector m takes two LOP3, one immediate each, and the mask's x << 4 often
+// becomes an IMAD.SHL on the FMA pipe). AMD
 // keeps the permute (v_perm_b32 replicates signs by other selectors).
 #ifndef OCT_CB4_MASK
 #define OCT_CB4_MASK 1

@@ -5,6 +5,7 @@
 
 #include "octave_compat.h"
 #include "octave_format.h"
+#include "octave_mutant.h"
 
 enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per workgroup
 
@@ -52,11 +53,26 @@ struct OctDecodeParams {
       wpc,            // mma tier: workgroups per row chunk, which share its passes (the launcher sets it)
       sms;            // the device's SMs (CUs): the mma decode's warp count depends on it
   uint32_t g_mul;     // ⌈2^20 / g⌉: q / g = (q · g_mul) >> 20 for 0 <= q < 4096 (the mma decode's query index)
-  uint32_t bs_mul;    // ⌈2^bs_sh / block_size⌉, bs_sh = 31 + ⌈log2 block_size⌉: t / block_size =
-  int32_t bs_sh;      // (t · bs_mul) >> bs_sh for 0 <= t < 2^31 (the mma decode's block index; oct_div_bs)
+  uint32_t bs_mul;    // oct_bs_magic's multiplier and shift: t / block_size = oct_bs_div(t, bs_mul, bs_sh)
+  int32_t bs_sh;      // for 0 <= t < 2^31 (the mma decode's block index)
   float score_scale;  // sm_scale * log2(e) / 64
   uint32_t k_signs[8];
 };
+
+// The block index t / bs (0 <= t < 2^31, 1 <= bs <= INT32_MAX) as a multiply and a shift:
+// oct_bs_magic (host) gives sh = 31 + s, s = ⌈log2 bs⌉, and mul = ⌈2^sh / bs⌉ < 2^32;
+// oct_bs_div(t, mul, sh) = (t · mul) >> sh. Exact: mul = (2^sh + e) / bs with 0 <= e < bs, so
+// t·mul / 2^sh exceeds t / bs by t·e / (bs·2^sh) < 2^31·2^s / 2^(31+s) / bs = 1 / bs, too little to
+// reach the next integer. octave_blockdiv_selftest checks it (kernels/blockdiv_test.go).
+// (mutant OCT_MUT_DECODE_MMA_BLOCK_DIV: mul rounded down, exact only for powers of two)
+OCT_HD void oct_bs_magic(int32_t bs, uint32_t& mul, int32_t& sh) {
+  int s = 0;
+  while ((int64_t)1 << s < (int64_t)bs) s++;
+  sh = 31 + s;
+  const uint64_t up = OCT_MUTANT(OCT_MUT_DECODE_MMA_BLOCK_DIV) ? 0 : (uint64_t)bs - 1;
+  mul = (uint32_t)((((uint64_t)1 << sh) + up) / (uint64_t)bs);
+}
+OCT_HD uint32_t oct_bs_div(uint32_t t, uint32_t mul, int32_t sh) { return (uint32_t)(((uint64_t)t * mul) >> sh); }
 
 struct OctReduceParams {
   uint16_t* out;
