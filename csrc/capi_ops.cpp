@@ -514,7 +514,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   p.fmt = a.fmt, p.dtype = a.dtype, p.rows = a.num_tokens, p.num_seqs = a.num_seqs;
   p.hq = a.num_q_heads, p.hkv = a.num_kv_heads, p.g = group;
   p.num_blocks = a.num_blocks, p.block_size = a.block_size, p.max_blocks = a.max_blocks;
-  p.bs_shift = (a.block_size & (a.block_size - 1)) == 0 ? __builtin_ctz((unsigned)a.block_size) : -1;
+  oct_bs_magic(a.block_size, p.bs_mul, p.bs_sh);  // (block_size >= 1: validated above)
   p.score_scale = (float)((double)a.sm_scale * kLog2e);
   p.splits = 1;
   if (a.tier == OCTAVE_TIER_MMA && a.dtype == OCTAVE_DTYPE_F16) {

@@ -98,7 +98,8 @@ struct OctPrefillParams {
   float score_scale;  // sm_scale * log2(e)
   int32_t splits;     // mma tier: prefix splits (grid z); > 1: partials to ws, then the merge
   float* ws;          // [rows][hq][splits][OCT_PM_PSTRIDE] floats: o[256], m (log2 units), l
-  int32_t bs_shift;   // log2(block_size) when it is a power of two, else -1 (a shift for the division)
+  uint32_t bs_mul;    // oct_bs_magic's multiplier and shift: the block index of a prefix token,
+  int32_t bs_sh;      // oct_bs_div(t, bs_mul, bs_sh) = t / block_size for 0 <= t < 2^31
 };
 
 struct OctQueryMapsParams {
@@ -132,12 +133,14 @@ hipError_t oct_launch_store(const OctStoreParams& p);
 hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
-// The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 0 (default) computes
-// wmma-f16q (fp16 query and K codebook values, m16n8k16); 1 computes prefill-int8row (the query
-// in int8 with one scale per row, the K codebook bytes straight into m16n8k32.s8, P' with the
-// factor 64): fewer instructions per token, a coarser query. The tier declares what it computes.
+// The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 1 (default) computes
+// prefill-int8row (the query in int8 with one scale per row, the K codebook bytes straight into
+// m16n8k32.s8, P' with the factor 64); 0 computes wmma-f16q (fp16 query and K codebook values,
+// m16n8k16), the WMMA tier's decode profile. The int8-K decode has no fp16 spreading of K: big
+// 0.4820 -> 0.4590 ms at 66 splits, q1s100k and q4s100k equal (docs/measurements.md, "Twenty-second
+// session", call 1). The tier declares what it computes; `make emu-test` also runs the fp16 build.
 #ifndef OCT_DM_INT8K
-#define OCT_DM_INT8K 0
+#define OCT_DM_INT8K 1
 #endif
 #define OCT_MMA_DECODE_PROFILE (OCT_DM_INT8K ? "prefill-int8row" : "wmma-f16q")
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry

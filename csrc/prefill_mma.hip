@@ -110,11 +110,10 @@ struct PmSmem {
 
 #if OCT_MMA_BODY
 
-// Token position tg's block in its table row (a shift when the block size is a power of two: the
-// division is about 20 instructions, 3 of them on the conversion unit, per copy and tile).
-OCT_DEV uint32_t pm_block_of(const OctPrefillParams& p, uint32_t tg) {
-  return p.bs_shift >= 0 ? tg >> p.bs_shift : tg / (uint32_t)p.block_size;
-}
+// Token position tg's block in its table row (tg < 2^31: a prefix position): by the host's
+// multiplier and shift (oct_bs_div, as the mma decode's block index), not a division of about 20
+// instructions, 3 of them on the conversion unit, per copy and tile.
+OCT_DEV uint32_t pm_block_of(const OctPrefillParams& p, uint32_t tg) { return oct_bs_div(tg, p.bs_mul, p.bs_sh); }
 
 // The first slot of the 16 tokens th..th+15 of KV head offset hoff, when they lie in one block
 // (block size a multiple of 16, th too) that is valid and th is below te; else nullptr.
