@@ -77,7 +77,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: built tiers %v, expected portable (dot4-int8q) first", a.Name, bt)
 		}
 		// gfx1100 also has its wmma tier (decode wmma-f16q, prefill the int8row + chunk-f16 pair);
-		// sm_90 its mma tier (decode wmma-f16q, prefill the same pair as gfx1100); the others only
+		// sm_90 its mma tier (decode prefill-int8row, prefill the same pair as gfx1100); the others only
 		// portable.
 		switch a.Name {
 		case "gfx1100":
@@ -85,7 +85,7 @@ func TestRegistry(t *testing.T) {
 				t.Errorf("%s: built tiers %v", a.Name, bt)
 			}
 		case "sm_90":
-			if len(bt) != 2 || bt[1].Name != "mma" || bt[1].DecodeProfile != "wmma-f16q" || !bt[1].BuiltFor(Decode) ||
+			if len(bt) != 2 || bt[1].Name != "mma" || bt[1].DecodeProfile != "prefill-int8row" || !bt[1].BuiltFor(Decode) ||
 				!bt[1].BuiltFor(Prefill) || bt[1].PrefillProfile != "prefill-int8row+chunk-f16" {
 				t.Errorf("%s: built tiers %v, expected portable and mma (decode and prefill)", a.Name, bt)
 			}

@@ -304,9 +304,10 @@ var registry = []Arch{
 			{PieceDot4, []string{"IDP.4A"}},
 			{PieceCodebook, []string{"PRMT"}},
 		},
-		// The mma tier: decode (csrc/decode_mma.hip, profile wmma-f16q on mma.sync) and prefill
+		// The mma tier: decode (csrc/decode_mma.hip, profile prefill-int8row on mma.sync's s8 form
+		// for the scores; a build with OCT_DM_INT8K=0 computes wmma-f16q and says so) and prefill
 		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
-		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "wmma-f16q",
+		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "prefill-int8row",
 			PrefillProfile: "prefill-int8row+chunk-f16", Built: true}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",

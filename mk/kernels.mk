@@ -176,9 +176,10 @@ $(KBUILD)/emu/%.o: csrc/% $(KHDRS)
 $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $^ -o $@ -lpthread
 
-# The mma decode's int8-K variant (OCT_DM_INT8K=1, profile prefill-int8row; csrc/octave_params.h),
-# off in the default build until measured: the two files it changes rebuilt with it, linked with
-# the rest of the emulator build, so that `make emu-test` keeps it correct. The same library takes
+# The mma decode's fp16-K variant (OCT_DM_INT8K=0, profile wmma-f16q; csrc/octave_params.h), the
+# default build's decode until the twenty-second session measured int8 K faster: the two files it
+# changes rebuilt with it, linked with the rest of the emulator build, so that `make emu-test` keeps
+# it correct. The same library takes
 # the 8-warp decode for every pass of 8 (OCT_DM_W8=1, csrc/decode_mma.hip): on the emulator (one
 # "SM") the default build takes it only for one-workgroup grids; and the per-warp kernel's passes
 # of 16 for chunks of more than 8 queries (OCT_DM_QUAD=0), which the default build gives the quad
@@ -192,10 +193,13 @@ $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 $(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
 endef
-$(eval $(call emu_variant,int8k,-DOCT_DM_INT8K=1 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
-# The int8-K variant as it would ship (the quad kernel for chunks of more than 8 queries): the quad
-# kernel's int8-K path, which the library above does not take.
-$(eval $(call emu_variant,int8kq,-DOCT_DM_INT8K=1))
+$(eval $(call emu_variant,f16k,-DOCT_DM_INT8K=0 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
+# The fp16-K variant with the quad kernel for chunks of more than 8 queries: the quad kernel's
+# fp16-K path, which the library above does not take.
+$(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0))
+# The default (int8-K) decode with the 8-warp kernel for every pass of 8 and the per-warp passes of
+# 16, which the default library takes only for one-workgroup grids or not at all.
+$(eval $(call emu_variant,w8,-DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
 #   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)
