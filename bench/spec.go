@@ -239,16 +239,16 @@ func AutoSplits(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) in
 	if queryGroup*g > 8 {
 		tok = 384
 	}
-	return splitsFor((rowsPerCall+queryGroup-1)/queryGroup*kvHeads, tok, kvMax, computeUnits)
+	return splitsFor((rowsPerCall+queryGroup-1)/queryGroup*kvHeads, 16, tok, kvMax, computeUnits)
 }
 
-// splitsFor is clamp(⌈16·SMs / wg⌉, 1, min(1024, ⌊kv_max / tok⌋)) for wg workgroups per split;
+// splitsFor is clamp(⌈perCU·SMs / wg⌉, 1, min(1024, ⌊kv_max / tok⌋)) for wg workgroups per split;
 // computeUnits ≤ 0 counts as an H200's 132.
-func splitsFor(wg, tok, kvMax, computeUnits int) int {
+func splitsFor(wg, perCU, tok, kvMax, computeUnits int) int {
 	if computeUnits <= 0 {
 		computeUnits = 132 // an H200
 	}
-	ns := (16*computeUnits + wg - 1) / wg
+	ns := (perCU*computeUnits + wg - 1) / wg
 	return max(1, min(ns, min(oracle.MaxSplits, kvMax/tok)))
 }
 
@@ -257,7 +257,7 @@ func splitsFor(wg, tok, kvMax, computeUnits int) int {
 // passes run on workgroups side by side.
 const MMAPassQueries = 24
 
-// AutoSplitsMMA is the mma tier's num_splits "auto": AutoSplits's rule, ⌈16·SMs / W⌉ clamped to
+// AutoSplitsMMA is the mma tier's num_splits "auto": ⌈8·SMs / W⌉ clamped to
 // min(1024, ⌊kv_max / 768⌋), with W the workgroups the tier launches per split, ⌈rows per call /
 // query_group⌉ · Hkv · P, P = ⌈G·query_group / MMAPassQueries⌉ (1 when G·query_group ≤ 8), and 768
 // tokens per split whatever the queries per workgroup. Chosen from the H200 sweeps of the
@@ -273,6 +273,13 @@ const MMAPassQueries = 24
 // 16 per quad of the quad kernel); ⌈kv_max / 768⌉ splits are of at most 48 tiles. Measured in the
 // nineteenth session: q4s100k 0.0481 ms at 130 splits, 0.0468 at 131, 0.0470 at 132; q1s100k the
 // same within the noise; big 0.562 at 66 splits, 0.573 at 64 (it keeps 66: not one wave).
+//
+// 8·SMs, not AutoSplits's 16 (twenty-second session, call 2, big by split count with the int8-K
+// decode, two rounds): 0.4433 ms at 33 splits against 0.4595 at 66, 0.4473 at 37, 0.4593 at 44,
+// 0.4551 at 24, 0.4641 at 12 (one wave of the 3 resident workgroups per SM); the fp16-K decode
+// 0.4730 at 33 against 0.4825 at 66. Each workgroup's fixed costs (query loads and rotation, the
+// merge of its warps, the partials' write-out) took 10 % of big's stall samples at 66 splits (call
+// 1); the latency shapes are clamped by ⌊kv_max / 768⌋ either way.
 func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {
@@ -282,7 +289,7 @@ func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int)
 	if computeUnits <= 0 {
 		computeUnits = 132 // an H200, as splitsFor takes it
 	}
-	floor := splitsFor(wg, 768, kvMax, computeUnits)
+	floor := splitsFor(wg, 8, 768, kvMax, computeUnits)
 	if ns := (kvMax + 767) / 768; ns > floor && ns <= oracle.MaxSplits && ns*wg <= computeUnits {
 		return ns
 	}

@@ -172,17 +172,18 @@ func TestAutoSplits(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ rows, qg, g, hkv, kvMax, cus, want int }{
-		{1, 1, 6, 1, 100000, 132, 131},    // q1s100k: ⌈100000 / 768⌉ splits of 48 tiles fit one wave
-		{4, 4, 6, 1, 100000, 132, 131},    // q4s100k: one workgroup per split (a pass of 24), as q1s100k
-		{1, 1, 6, 1, 100000, 130, 130},    // 131 would not fit 130 SMs: ⌊100000 / 768⌋
-		{1, 1, 6, 1, 102000, 132, 132},    // ⌈102000 / 768⌉ = 133 > 132 SMs: ⌊⌋
-		{8, 1, 6, 4, 131072, 132, 66},     // big: as AutoSplits
-		{128, 4, 6, 1, 100000, 132, 66},   // q2ks100k: 32 row chunks x 1 pass per call
-		{2, 2, 4, 1, 100000, 132, 131},    // 8 queries: one pass
-		{1, 4, 8, 1, 1 << 20, 132, 1024},  // 32 queries, 2 passes: 1056, capped at 1024
-		{1, 4, 12, 1, 1 << 20, 132, 1024}, // 48 queries, 2 passes of 24
-		{1, 1, 6, 1, 2048, 1, 2},          // tiny on the emulator
-		{1, 1, 6, 1, 100000, 0, 131},      // unknown CU count: an H200's 132
+		{1, 1, 6, 1, 100000, 132, 131},     // q1s100k: ⌈100000 / 768⌉ splits of 48 tiles fit one wave
+		{4, 4, 6, 1, 100000, 132, 131},     // q4s100k: one workgroup per split (a pass of 24), as q1s100k
+		{1, 1, 6, 1, 100000, 130, 130},     // 131 would not fit 130 SMs: ⌊100000 / 768⌋
+		{1, 1, 6, 1, 102000, 132, 132},     // ⌈102000 / 768⌉ = 133 > 132 SMs: ⌊⌋
+		{8, 1, 6, 4, 131072, 132, 33},      // big: 8·132 / 32 workgroups per split (AutoSplits: 66)
+		{128, 4, 6, 1, 100000, 132, 33},    // q2ks100k: 32 row chunks x 1 pass per call
+		{2, 2, 4, 1, 100000, 132, 131},     // 8 queries: one pass
+		{1, 4, 8, 1, 1 << 20, 132, 528},    // 32 queries, 2 passes: 1056 / 2
+		{1, 4, 12, 1, 1 << 20, 132, 528},   // 48 queries, 2 passes of 24
+		{1, 1, 1, 1, 10 << 20, 1000, 1024}, // capped at 1024
+		{1, 1, 6, 1, 2048, 1, 2},           // tiny on the emulator
+		{1, 1, 6, 1, 100000, 0, 131},       // unknown CU count: an H200's 132
 	} {
 		if got := AutoSplitsMMA(c.rows, c.qg, c.g, c.hkv, c.kvMax, c.cus); got != c.want {
 			t.Errorf("AutoSplitsMMA%v = %d, want %d", c, got, c.want)
@@ -195,7 +196,7 @@ func TestAutoSplits(t *testing.T) {
 		want int
 	}{
 		{"q4s100k", kernels.TierPortable, 260}, {"q4s100k", kernels.TierWMMA, 260}, {"q4s100k", kernels.TierMMA, 131},
-		{"q1s100k", kernels.TierMMA, 131}, {"big", kernels.TierMMA, 66}, {"q2ks100k", kernels.TierMMA, 66},
+		{"q1s100k", kernels.TierMMA, 131}, {"big", kernels.TierMMA, 33}, {"q2ks100k", kernels.TierMMA, 33},
 	} {
 		if got := TierAutoSplits(c.tier, specNamed(t, c.spec), o, 132); got != c.want {
 			t.Errorf("TierAutoSplits(%d, %s) = %d, want %d", c.tier, c.spec, got, c.want)
