@@ -240,6 +240,28 @@ OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int
 // 16 slot offsets in shared memory.
 // bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
 // have it in flight early); unread on the other path. The overload without it loads it itself.
+// Rounds K .. NK - 1 of a warp's unrolled whole-tile copy of NU 16-byte units: lane l copies unit l
+// + 32k in round k, from the lane's own pair of base addresses (d, s: unit l) at the immediate
+// offset 512k, so that the rounds share one address computation (OCT_DM_COPYA; else each round
+// adds its offset to both addresses itself).
+#ifndef OCT_DM_COPYA
+#define OCT_DM_COPYA 1
+#endif
+template <int K, int NK, int NU>
+struct DmCopyU {
+  static OCT_DEV void run(uint8_t* d, const uint8_t* s, int lane) {
+    if (32 * (K + 1) <= NU || lane + 32 * K < NU) {
+      if (OCT_DM_COPYA) oct_copy_g2s16_at<512 * K>(d, s);
+      else oct_copy_g2s16(d + 512 * K, s + 512 * K);
+    }
+    DmCopyU<K + 1, NK, NU>::run(d, s, lane);
+  }
+};
+template <int NK, int NU>
+struct DmCopyU<NK, NK, NU> {
+  static OCT_DEV void run(uint8_t*, const uint8_t*, int) {}
+};
+
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
                           int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
@@ -255,10 +277,7 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     enum { NU = DM_TOK * F::SLOT / 16 };  // 16-byte units of the tile
     if (OCT_DM_COPYU && parts == 1) {  // one warp copies the tile: unrolled, one bound check (the last round)
-      OCT_UNROLL for (int k = 0; k < (NU + 31) / 32; k++) {
-        const int u = lane + 32 * k;
-        if (32 * (k + 1) <= NU || u < NU) oct_copy_g2s16(st + 16 * u, src + 16 * u);
-      }
+      DmCopyU<0, (NU + 31) / 32, NU>::run(st + 16 * lane, src + 16 * lane, lane);
       return range;
     }
     for (int u = lane + 32 * part; u < NU; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);

@@ -274,6 +274,12 @@ OCT_DEV void oct_copy_g2s_if(uint32_t sdst, const void* src, bool pred) {
 OCT_DEV void oct_copy_g2s16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(oct_smem_u32(dst)), "l"(src) : "memory");
 }
+// The same at dst + OFF and src + OFF, the offset an immediate of both addresses: copies from one
+// pair of base addresses need no address arithmetic of their own.
+template <int OFF>
+OCT_DEV void oct_copy_g2s16_at(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;\n" ::"r"(oct_smem_u32(dst)), "l"(src), "n"(OFF) : "memory");
+}
 OCT_DEV void oct_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 OCT_DEV void oct_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -286,6 +292,10 @@ OCT_DEV void oct_copy_g2s(void* dst, const void* src) {
 }
 OCT_DEV void oct_copy_g2s16(void* dst, const void* src) {
   __builtin_memcpy(__builtin_assume_aligned(dst, 16), __builtin_assume_aligned(src, 16), 16);
+}
+template <int OFF>
+OCT_DEV void oct_copy_g2s16_at(void* dst, const void* src) {
+  oct_copy_g2s16((uint8_t*)dst + OFF, (const uint8_t*)src + OFF);
 }
 OCT_DEV void oct_async_commit() {}
 template <int N>
