@@ -262,8 +262,8 @@ const MMAPassQueries = 24
 // query_group⌉ · Hkv · P, P = ⌈G·query_group / MMAPassQueries⌉ (1 when G·query_group ≤ 8), and 768
 // tokens per split whatever the queries per workgroup. Chosen from the H200 sweeps of the
 // fourteenth session (docs/measurements.md): q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the
-// portable rule's 260, of which the tier's geometry uses 192); q1s100k and big as AutoSplits (130
-// and 66). The sixteenth session's quad kernel (one workgroup per chunk and split for 24
+// portable rule's 260, of which the tier's geometry uses 192); q1s100k and big then as AutoSplits
+// (130 and 66; big takes 33 since the twenty-second session, below). The sixteenth session's quad kernel (one workgroup per chunk and split for 24
 // queries): q4s100k 0.055 ms at 130 splits, 0.081 at 176, 0.078 at 264.
 //
 // When ⌈kv_max / 768⌉ splits of W workgroups fit on the SMs at once, it takes that many instead:
@@ -272,7 +272,7 @@ const MMAPassQueries = 24
 // workgroup walks one tile more than the others (48 tiles are 6 per warp of the 8-warp kernel,
 // 16 per quad of the quad kernel); ⌈kv_max / 768⌉ splits are of at most 48 tiles. Measured in the
 // nineteenth session: q4s100k 0.0481 ms at 130 splits, 0.0468 at 131, 0.0470 at 132; q1s100k the
-// same within the noise; big 0.562 at 66 splits, 0.573 at 64 (it keeps 66: not one wave).
+// same within the noise; big 0.562 at 66 splits, 0.573 at 64 (it kept 66 then: not one wave).
 //
 // 8·SMs, not AutoSplits's 16 (twenty-second session, call 2, big by split count with the int8-K
 // decode, two rounds): 0.4433 ms at 33 splits against 0.4595 at 66, 0.4473 at 37, 0.4593 at 44,

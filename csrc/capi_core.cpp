@@ -239,9 +239,9 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
   static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
   snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
-  // The mma tier (decode, profile wmma-f16q: the WMMA tier's arithmetic on mma.sync, or
-  // prefill-int8row with OCT_DM_INT8K; prefill, the WMMA tier's pair), on CUDA builds and, on the
-  // model, the emulator.
+  // The mma tier (decode, profile prefill-int8row: the int8 query against the K codebook bytes on
+  // mma.sync's s8 form, or wmma-f16q, the WMMA tier's arithmetic, with OCT_DM_INT8K=0; prefill,
+  // the WMMA tier's pair), on CUDA builds and, on the model, the emulator.
   int n = 1;
   if (oct_wmma_on(ctx)) n = 2;
   if (oct_mma_on()) {

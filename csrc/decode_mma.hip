@@ -1,5 +1,6 @@
-// decode, mma tier (sm_90; docs/contract.md §3.3, profile wmma-f16q): split-KV attention over the
-// packed cache with NVIDIA's warp-level mma.sync (m16n8k16, f16 operands, fp32 accumulation),
+// decode, mma tier (sm_90; docs/contract.md §3.3, profile prefill-int8row, or wmma-f16q with
+// OCT_DM_INT8K=0: csrc/octave_params.h): split-KV attention over the packed cache with NVIDIA's
+// warp-level mma.sync (scores on m16n8k32 s8, or m16n8k16 f16; P·V on m16n8k16, fp32 accumulation),
 // writing split partials (§3.4 layout) that the portable reduce merges. On CUDA builds the
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
@@ -17,19 +18,21 @@
 //     16, token stride = slot bytes, 16-byte aligned block and head strides), else per slot in
 //     units of 8 bytes (4 for compact);
 //   - scores S^T = K·Q^T (the "swapped" product: M = 16 tokens, N = 8 queries, so G = 6 wastes no
-//     rows): per 64-dim K block four m16n8k16 on the K codebook bytes as fp16 (byte permute
-//     lookup with the table biased by 128, spread into fp16 halves 0x64bb, then one f16x2
-//     subtraction, all exact) against the fp16 rotated query, in the permuted dim order of
-//     dec_qpos; the block's fp32 dot times the token's K block scale, summed over the blocks in
-//     order, times sm_scale·log2(e)/64 — wmma-f16q's arithmetic;
+//     rows): per 64-dim K block two m16n8k32 on the K codebook bytes (byte permute lookup) against
+//     the int8 rotated query (one scale per query), an exact int32 dot, in the permuted dim order
+//     of dec_qpos; the block's dot times the token's K block scale, summed over the blocks in
+//     order, times the query's scale and sm_scale·log2(e)/64 — prefill-int8row's arithmetic.
+//     (OCT_DM_INT8K=0: four m16n8k16 per block on the codebook bytes as fp16 — the table biased
+//     by 128, spread into fp16 halves 0x64bb, then one f16x2 subtraction, all exact — against the
+//     fp16 query, an fp32 dot: wmma-f16q's arithmetic);
 //   - online softmax in base 2 in registers: lane (g, t) holds tokens g, g + 8 of queries 2t,
-//     2t + 1; tile max and Σ p by butterflies over g; P' = fp16(fp32(p · V scale) · 256), through
-//     a 256-byte per-warp transpose into the B operand of P·V;
+//     2t + 1; tile max and Σ p by butterflies over g; P' = fp16(fp32(p · V scale) · κ), κ = 64
+//     (256 for wmma-f16q), through a 256-byte per-warp transpose into the B operand of P·V;
 //   - O^T += V^T·P'^T: M = 16 dims, N = 8 queries, K = 16 tokens; lane g's V bytes are dims of V
 //     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves.
 // At the end of the split the warps' (m, l, o) are merged in shared memory (warp 0 sums, in warp
 // order, into rows in shared memory) and the workgroup writes the partial rows coalesced,
-// o = Σ P'·codebook / (256·64).
+// o = Σ P'·codebook / (κ·64).
 #include "octave_lane.h"
 #include "octave_mma.h"
 #include "octave_params.h"
@@ -232,14 +235,6 @@ OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int
 #ifndef OCT_DM_COPYU
 #define OCT_DM_COPYU 1
 #endif
-// Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
-// tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
-// The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
-// 1): each copies its share (16-byte units part, part + parts, ... of the whole tile; tokens part,
-// part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
-// 16 slot offsets in shared memory.
-// bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
-// have it in flight early); unread on the other path. The overload without it loads it itself.
 // Rounds K .. NK - 1 of a warp's unrolled whole-tile copy of NU 16-byte units: lane l copies unit l
 // + 32k in round k, from the lane's own pair of base addresses (d, s: unit l) at the immediate
 // offset 512k, so that the rounds share one address computation (OCT_DM_COPYA; else each round
@@ -262,6 +257,14 @@ struct DmCopyU<NK, NK, NU> {
   static OCT_DEV void run(uint8_t*, const uint8_t*, int) {}
 };
 
+// Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
+// tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
+// The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
+// 1): each copies its share (16-byte units part, part + parts, ... of the whole tile; tokens part,
+// part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
+// 16 slot offsets in shared memory.
+// bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
+// have it in flight early); unread on the other path. The overload without it loads it itself.
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
                           int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {

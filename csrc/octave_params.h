@@ -137,7 +137,7 @@ hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the 
 // prefill-int8row (the query in int8 with one scale per row, the K codebook bytes straight into
 // m16n8k32.s8, P' with the factor 64); 0 computes wmma-f16q (fp16 query and K codebook values,
 // m16n8k16), the WMMA tier's decode profile. The int8-K decode has no fp16 spreading of K: big
-// 0.4820 -> 0.4590 ms at 66 splits, q1s100k and q4s100k equal (docs/measurements.md, "Twenty-second
+// 0.4819 -> 0.4587 ms at 66 splits, q1s100k and q4s100k equal (docs/measurements.md, "Twenty-second
 // session", call 1). The tier declares what it computes; `make emu-test` also runs the fp16 build.
 #ifndef OCT_DM_INT8K
 #define OCT_DM_INT8K 1

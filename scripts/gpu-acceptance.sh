@@ -44,7 +44,7 @@
 #                     model tests (SAN_DEADLINE), octant conform for sm_90 and for gfx1100 on the
 #                     model (carry build/isa/gfx1100); then the fuzz seed corpora and the regression
 #                     corpus, and FUZZTIME of each GPU fuzz target
-#   PHASE=mma         the mma tier (issue 15): the library and its int8-K variant (-DOCT_DM_INT8K=1,
+#   PHASE=mma         the mma tier (issue 15): the library and its fp16-K variant (-DOCT_DM_INT8K=0,
 #                     built beside it), TestMMA and the full decode and prefill grids on the mma tier of each,
 #                     octant bench of both (SPECS, default big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf)
 #                     beside scripts/bench_sdpa.py, Nsight Compute (set full, source counters) on
@@ -422,13 +422,13 @@ mutate)
   done
   ;;
 mma)
-  v8=$work/liboctave_cuda_int8k.so
-  step "nvcc: the int8-K variant (-DOCT_DM_INT8K=1)"
-  nvcc -x cu -arch=sm_90 -O3 -std=c++17 -shared -Xcompiler -fPIC -Icsrc/include -Icsrc -DOCTAVE_TARGETS='"sm_90"' -DOCT_DM_INT8K=1 \
-    csrc/*.hip csrc/*.cpp -o "$v8" > "$work/build-int8k.log" 2>&1 || { tail -20 "$work/build-int8k.log" | tee -a "$log"; status=1; finish; }
+  v8=$work/liboctave_cuda_f16k.so
+  step "nvcc: the fp16-K variant (-DOCT_DM_INT8K=0, profile wmma-f16q)"
+  nvcc -x cu -arch=sm_90 -O3 -std=c++17 -shared -Xcompiler -fPIC -Icsrc/include -Icsrc -DOCTAVE_TARGETS='"sm_90"' -DOCT_DM_INT8K=0 \
+    csrc/*.hip csrc/*.cpp -o "$v8" > "$work/build-f16k.log" 2>&1 || { tail -20 "$work/build-f16k.log" | tee -a "$log"; status=1; finish; }
   for l in "$lib" "$v8"; do cuobjdump --dump-resource-usage "$l" 2>&1 | grep -A1 "decode_mma_k3v4" | tee -a "$log"; done
   skip throughput || decode_throughput
-  for v in default:$lib int8k:$v8; do
+  for v in default:$lib f16k:$v8; do
     name=${v%%:*} l=${v#*:}
     step "$name: TestMMA and the full decode and prefill tests on the mma tier"
     OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/kernels.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode|^TestPrefill' > "$work/grid-$name.log" 2>&1 || status=1

@@ -57,11 +57,12 @@ bytes = Σ over requests of Hkv × seq_len × slot bytes (each KV head's slots o
 kernel reads them once for all G query heads); GB/s = bytes / device median; HBM = device-to-device copy
 bandwidth measured in the same run (octave_copy_d2d of --copy-bytes, read + write counted);
 %%HBM = GB/s / HBM. Gqk/s = (query head, token) scores per second.
-num_splits auto = clamp(⌈16·SMs / (⌈rows per call / query_group⌉ · Hkv)⌉, 1, min(1024, ⌊kv_max/T⌋)),
-  T = 768 tokens, 384 when query_group · G > 8; on the mma tier the numerator is 8·SMs, W also
-  counts the workgroups a chunk's passes take side by side (× ⌈query_group · G / 24⌉ when
-  query_group · G > 8) and T is 768 always, so each tier is timed at its own count (the spec set
-  up once per count);
+num_splits auto = clamp(⌈16·SMs / W⌉, 1, min(1024, ⌊kv_max/T⌋)), W = ⌈rows per call /
+  query_group⌉ · Hkv workgroups per split, T = 768 tokens, 384 when query_group · G > 8; on the
+  mma tier the numerator is 8·SMs, W also counts the workgroups a chunk's passes take side by
+  side (× ⌈query_group · G / 24⌉ when query_group · G > 8), T is 768 always, and ⌈kv_max/768⌉
+  splits are taken instead when that many splits of W workgroups fit on the SMs at once (so each
+  tier is timed at its own count, the spec set up once per count);
 query_group auto = min(4, query tokens per request).
 A prefill spec passes --splits as octave_prefill's num_splits: auto is 0 (the tier chooses: the
 mma tier splits the prefix when its grid leaves SMs idle), N (1..64) asks the mma tier for N

@@ -185,8 +185,9 @@ enum octave_tier {
                                CPU emulator and CUDA builds run the same kernels on a model of the
                                instructions (tier name "wmma-model"); gfx942: none */
   OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
-  OCTAVE_TIER_MMA = 3       /* decode: wmma-f16q on NVIDIA's mma.sync (CUDA builds; the emulator
-                               runs it on a model, as "mma-model"); no prefill yet */
+  OCTAVE_TIER_MMA = 3       /* sm_90 native: decode (prefill-int8row) and prefill
+                               (prefill-int8row+chunk-f16) on NVIDIA's mma.sync and wgmma (CUDA
+                               builds; the emulator runs them on a model, as "mma-model") */
 };
 
 /* Op bits of octave_tier_desc.ops. */
