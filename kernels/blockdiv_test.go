@@ -1,9 +1,9 @@
 package kernels
 
-// The mma decode's block index (csrc/octave_params.h: oct_bs_magic on the host, oct_bs_div in the
-// kernels): t / block_size as a multiply and a shift, which must be exact for every token position
-// t < 2^31 and every block size the ABI accepts (1 … INT32_MAX). The decode tests reach only the
-// block sizes of their grids (16, 32, 48, 64 and a few more); this test reaches the rest through the
+// The block index of the mma decode and the mma prefill's prefix (csrc/octave_params.h:
+// oct_bs_magic on the host, oct_bs_div in the kernels): t / block_size as a multiply and a shift,
+// which must be exact for every token position t < 2^31 and every block size the ABI accepts (1 …
+// INT32_MAX). The decode and prefill tests reach only the block sizes of their grids (16, 32, 48, 64 and a few more); this test reaches the rest through the
 // test entry point octave_blockdiv_selftest (host code, the same functions), against Go's division:
 // every block size's multiples ± 1 near 0, near 2^31 and at random, for small, odd, power-of-two
 // and near-2^31 block sizes and random ones.

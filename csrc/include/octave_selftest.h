@@ -84,9 +84,9 @@ typedef struct octave_mma_selftest_args {
  * LAUNCH. */
 int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 
-/* octave_blockdiv_selftest computes q[i] = t[i] / block_size for i < n the way the mma decode does
- * (oct_bs_magic on the host, then oct_bs_div: a multiply and a shift; csrc/octave_params.h), on the
- * host, for kernels/blockdiv_test.go. Needs no context.
+/* octave_blockdiv_selftest computes q[i] = t[i] / block_size for i < n the way the mma decode and
+ * prefill do (oct_bs_magic on the host, then oct_bs_div: a multiply and a shift;
+ * csrc/octave_params.h), on the host, for kernels/blockdiv_test.go. Needs no context.
  * Statuses: INVALID_ARGUMENT (block_size < 1, n < 0, t or q NULL with n > 0, some t[i] >= 2^31). */
 int32_t octave_blockdiv_selftest(int32_t block_size, const uint32_t* t, uint32_t* q, int64_t n);
 
