@@ -99,7 +99,23 @@ enum {
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries): 55 KB for
 // NT 1 and 4 warps, more than the 48 KB of static shared memory, so CUDA builds take it as dynamic
 // shared memory.
-template <int NT, int NW>
+// 4-bit V through a table in shared memory (OCT_DM_VTAB = R, a power of two up to 32; 0: the
+// permute lookup of dm_pv). Entry e (0..255) is the P·V operand register of two tokens' codes of
+// one dim, e & 15 the first token's (the low half), e >> 4 the second's: the two codebook bytes as
+// fp16 halves, made by the permute path's own unbias, so the operands are the same bits. R copies
+// of the table side by side (word R·e + c): lane l reads copy l % R, so a warp's 32 reads fall on
+// 32 / R... banks per copy and cost at most 32 / R wavefronts (R 32: one). The one-N-tile kernels
+// of 4-bit V only (DmVt): their decode of V is half the tile loop's ALU work (docs/mma-plan.md).
+#ifndef OCT_DM_VTAB
+#define OCT_DM_VTAB 16
+#endif
+template <int FMT, int NT>
+struct DmVt {
+  enum { R = OCT_DM_VTAB > 0 && NT == 1 && FMT == 4 ? OCT_DM_VTAB : 0, WORDS = 256 * R };  // 4: k3v4, the 4-bit V format
+  static_assert(R == 0 || (R <= 32 && (R & (R - 1)) == 0), "OCT_DM_VTAB: a power of two up to 32");
+};
+
+template <int NT, int NW, int VT = 0>
 struct DmSmem {
   alignas(16) uint8_t stage[NW][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
   alignas(8) uint16_t qf[NT][16][32][4];                      // query B fragments: [N tile][k-step][lane] (INT8K: [8][32][8 bytes])
@@ -107,6 +123,7 @@ struct DmSmem {
   alignas(8) uint16_t pt[NW][NT][8][DM_TOK];           // per warp: P' as [query][token]
   int64_t off[NW][DM_TOK];                             // per warp: slot offsets of the tile being staged
   float mw[NW][8 * NT], lw[NW][8 * NT];               // per warp: m and l of each query
+  uint32_t vt[VT > 0 ? VT : 1];                        // OCT_DM_VTAB: the V table, VT = 256·R words
 };
 
 // The quad kernel's write-out: each quad's o rows in a buffer of its own and one barrier (1), or
@@ -134,13 +151,13 @@ struct DqSmem {
 };
 
 // The shared memory of a workgroup kind: NQ 0 the per-warp kernel's, else the quad kernel's.
-template <int NT, int NW, int NQ>
+template <int FMT, int NT, int NW, int NQ>
 struct DmPick {
   typedef DqSmem<NQ> T;
 };
-template <int NT, int NW>
-struct DmPick<NT, NW, 0> {
-  typedef DmSmem<NT, NW> T;
+template <int FMT, int NT, int NW>
+struct DmPick<FMT, NT, NW, 0> {
+  typedef DmSmem<NT, NW, DmVt<FMT, NT>::WORDS> T;
 };
 
 #if OCT_MMA_BODY
@@ -148,6 +165,7 @@ struct DmPick<NT, NW, 0> {
 template <int FMT>
 struct DmFmt : SlotCopy<FMT> {
   static_assert(16 * SlotCopy<FMT>::ROW <= DM_STAGE, "staging layout");
+  static_assert((FMT == 4) == (SlotCopy<FMT>::VBITS == 4), "DmVt: format 4 is the one of 4-bit V");
 };
 
 // Two fp16 values at p (4-byte aligned) as one register (memcpy: no type punning on the emulator).
@@ -542,9 +560,37 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 #ifndef OCT_DM_VPAIR
 #define OCT_DM_VPAIR 1
 #endif
-template <int FMT, int NT>
-OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT]) {
+// Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt: the byte's
+// offset e · 4R computed as one shift and one select that also takes in the copy (its bits below the
+// entry's), so the load's address is that register plus the table's (warp-uniform) base.
+template <int VR>
+OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
+  enum { SH = VR == 32 ? 7 : VR == 16 ? 6 : VR == 8 ? 5 : VR == 4 ? 4 : VR == 2 ? 3 : 2 };
+  const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : x >> (8 * i - SH);
+  return *(const uint32_t*)((const uint8_t*)vt + oct_and_or<255u << SH>(e, lc));
+}
+// OCT_DM_VTAB (VR > 0, NT 1): vt is the V table (DmVt), lc the lane's copy times 4. The code words of
+// tokens a, b (and c, d) are interleaved by nibble, so that byte j of one word is (a, b)'s codes of
+// dim j and byte j of the other of dim j + 4; each byte is an entry: the operand register itself.
+template <int FMT, int NT, int VR = 0>
+OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT],
+                   const uint32_t* vtl = nullptr, uint32_t lc = 0) {
   typedef DmFmt<FMT> F;
+  if (VR > 0) {
+    static_assert(VR == 0 || (F::VBITS == 4 && NT == 1), "the V table: 4-bit V, one N tile");
+    const int vo = F::V_LO + 4 * (4 * g + m);
+    const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
+    const uint32_t xc = *(const uint32_t*)(ru0 + 8 * F::ROW + vo), xd = *(const uint32_t*)(ru0 + 9 * F::ROW + vo);
+    const uint32_t lab = (xa & 0x0F0F0F0Fu) | ((xb << 4) & 0xF0F0F0F0u), hab = ((xa >> 4) & 0x0F0F0F0Fu) | (xb & 0xF0F0F0F0u);
+    const uint32_t lcd = (xc & 0x0F0F0F0Fu) | ((xd << 4) & 0xF0F0F0F0u), hcd = ((xc >> 4) & 0x0F0F0F0Fu) | (xd & 0xF0F0F0F0u);
+    OCT_UNROLL for (int i = 0; i < 4; i++) {  // om[i]: dims i (rows g) and i + 4 (rows g + 8) of the word
+      OctMmaA16 a;
+      a.r[0] = dm_vt<VR>(vtl, lab, i, lc), a.r[1] = dm_vt<VR>(vtl, hab, i, lc);
+      a.r[2] = dm_vt<VR>(vtl, lcd, i, lc), a.r[3] = dm_vt<VR>(vtl, hcd, i, lc);
+      OCT_UNROLL for (int n = 0; n < NT; n++) om[i][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], om[i][n]);
+    }
+    return;
+  }
   if (OCT_DM_VPAIR && F::VBITS == 4 && (NT == 1 || OCT_DM_VPAIR == 2)) {
     const int vo = F::V_LO + 4 * (4 * g + m);
     const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
@@ -690,12 +736,13 @@ OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float
 
 // One pass: queries qb .. qb + np - 1 of the set (np <= 8·NT) over the split's tokens; each warp
 // its own pipeline over the tiles w, w + NW, ... (the header).
-template <int FMT, int NT, int NW>
-OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
+template <int FMT, int NT, int NW, int VT>
+OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT>& sm, int lane, int w) {
   typedef DmFmt<FMT> F;
   const int g = lane >> 2, t = lane & 3;
+  const uint32_t vlc = VT ? 4 * (lane & (DmVt<FMT, NT>::R - 1)) : 0;  // the lane's copy of the V table (bytes)
 
-  oct_sync();  // the previous pass's shared memory is read
+  oct_sync();  // the previous pass's shared memory is read (and the V table written)
   // The set's block table row and the staging path; the warp's first two tiles are staged while
   // its queries' loads are in flight (OCT_DM_EARLY), so that the two wait on memory together.
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
@@ -768,7 +815,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& s
     dm_pfrag<NT>(sm.pt[w], g, t, pb);
     if (rescale) dm_rescale<NT, 16>(o, alpha);
     const uint8_t* ru0 = stage0 + (2 * t) * F::ROW;
-    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT>(ru0, g, m, pb, &o[4 * m]);
+    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT, DmVt<FMT, NT>::R>(ru0, g, m, pb, &o[4 * m], sm.vt, vlc);
     oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
@@ -1047,8 +1094,8 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
 }
 
 // The pass of each workgroup kind.
-template <int FMT, int NT, int NW>
-OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW>& sm, int lane, int w) {
+template <int FMT, int NT, int NW, int VT>
+OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT>& sm, int lane, int w) {
   dm_pass<FMT, NT, NW>(p, s, sm, lane, w);
 }
 template <int FMT, int NT, int NW, int NQ>
@@ -1056,10 +1103,30 @@ OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& s
   dq_pass<FMT, NQ>(p, s, sm, lane, w);
 }
 
+// The V table (DmVt, dm_pv): entry e of every copy, the codebook bytes of codes e & 15 and e >> 4
+// (oct_cb4n's table, its half chosen by the code's bit 3) as oct_h4_pairs makes them. The first
+// pass's barrier orders the writes before the reads.
+template <int FMT, int NT, int NW, int VT>
+OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
+  const uint32_t r = DmVt<FMT, NT>::R;
+  if (r == 0) return;
+  for (int i = oct_tid(); i < VT; i += 32 * NW) {
+    const uint32_t e = (uint32_t)i / r, a = e & 15, b = e >> 4;
+    const uint32_t ba = oct_perm8n(a & 8 ? OCT_CB4B_2 : OCT_CB4B_0, a & 8 ? OCT_CB4B_3 : OCT_CB4B_1, a & 7) & 255;
+    const uint32_t bb = oct_perm8n(b & 8 ? OCT_CB4B_2 : OCT_CB4B_0, b & 8 ? OCT_CB4B_3 : OCT_CB4B_1, b & 7) & 255;
+    uint32_t lo, hi;
+    oct_h4_pairs(ba | bb << 16, lo, hi);
+    sm.vt[i] = lo;
+  }
+}
+template <int FMT, int NT, int NW, int NQ>
+OCT_DEV void dm_vfill(DqSmem<NQ>&) {}
+
 template <int FMT, int NT, int NW, class SM>
 OCT_DEV void dm_body(const OctDecodeParams& p, SM& sm) {
   const int lane = oct_lane(), w = oct_wave();
   oct_pdl_trigger();  // the reduce may be scheduled once every workgroup has started (it waits for our end)
+  dm_vfill<FMT, NT, NW>(sm);
   // Workgroup x = chunk · wpc + pi: the wpc workgroups of a row chunk share its passes, pass k
   // (counted over the chunk's row sets in order) going to pi = k % wpc.
   const int wpc = p.wpc > 1 ? p.wpc : 1, pi = oct_bid_x() % wpc;
@@ -1140,7 +1207,7 @@ extern __shared__ OctU4 dm_dyn[];  // (16-byte aligned)
 #endif
 template <int FMT, int NT, int NW, int NQ>
 OCT_DEV void dm_kernel(const OctDecodeParams& p) {
-  typedef typename DmPick<NT, NW, NQ>::T SM;
+  typedef typename DmPick<FMT, NT, NW, NQ>::T SM;
 #if defined(OCT_NV)
   dm_body<FMT, NT, NW>(p, *reinterpret_cast<SM*>(dm_dyn));
 #else
@@ -1181,9 +1248,9 @@ OCT_DM_KERNEL(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * OCT_DM_NQ, OCT
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
 #if defined(OCT_NV)
-template <int NT, int NW, int NQ>
+template <int FMT, int NT, int NW, int NQ>
 static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams& p, int64_t chunks) {
-  const int bytes = (int)sizeof(typename DmPick<NT, NW, NQ>::T);
+  const int bytes = (int)sizeof(typename DmPick<FMT, NT, NW, NQ>::T);
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e == cudaSuccess)  // the largest shared-memory carve-out, so that 4 workgroups fit an SM
     e = cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
@@ -1191,9 +1258,9 @@ static hipError_t dm_launch(void (*kern)(OctDecodeParams), const OctDecodeParams
   kern<<<dim3((unsigned)chunks, (unsigned)p.num_splits, (unsigned)p.hkv), dim3(32 * NW), bytes, 0>>>(p);
   return oct_launch_status();
 }
-#define OCT_DM_LAUNCH(name, nt, nw, nq) return dm_launch<nt, nw, nq>(name, p, chunks)
+#define OCT_DM_LAUNCH(name, fmt, nt, nw, nq) return dm_launch<fmt, nt, nw, nq>(name, p, chunks)
 #else
-#define OCT_DM_LAUNCH(name, nt, nw, nq) \
+#define OCT_DM_LAUNCH(name, fmt, nt, nw, nq) \
   OCT_LAUNCH(name, chunks, p.num_splits, p.hkv, 32 * nw, p); \
   return oct_launch_status()
 #endif
@@ -1209,9 +1276,9 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
   if (quad) {
     switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_quad_kernel, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
     }
   }
   // 8 warps when every workgroup that has tokens gets an SM of its own (splits past the last
@@ -1221,21 +1288,21 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms));
   if (w8) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 1, 8, 0);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w8_kernel, 1, 8, 0);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w8_kernel, 1, 8, 0);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 0);
     }
   }
   if (nt == 1) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 1, 4, 0);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 1, 4, 0);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 1, 4, 0);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, 4, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, 4, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, 4, 0);
     }
   }
   switch (p.fmt) {
-    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 2, 4, 0);
-    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 2, 4, 0);
-    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 2, 4, 0);
+    case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, 0);
+    case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, 0);
+    default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, 0);
   }
 }

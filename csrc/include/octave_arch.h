@@ -347,6 +347,20 @@ OCT_DEV uint32_t oct_nibmask(uint32_t x, int hi) {
 }
 #endif
 
+// (a & M) | c as one instruction (NVIDIA: lop3 in inline PTX, so that the compiler does not split
+// it, re-deriving c from the value it came from at each use); M an immediate. Elsewhere the same.
+#if defined(OCT_NV)
+template <uint32_t M>
+OCT_DEV uint32_t oct_and_or(uint32_t a, uint32_t c) {
+  uint32_t r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(M), "r"(c));
+  return r;
+}
+#else
+template <uint32_t M>
+OCT_DEV uint32_t oct_and_or(uint32_t a, uint32_t c) { return (a & M) | c; }
+#endif
+
 // ---- float32 operations with a fixed rounding -----------------------------------------------------
 #if defined(OCT_NV)
 OCT_DEV float oct_add_rn(float a, float b) { return __fadd_rn(a, b); }
