@@ -1229,9 +1229,12 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #ifndef OCT_DM_OCC1
 #define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, 4, 0, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, 4, 0, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, 4, 0, OCT_DM_OCC1)
+#ifndef OCT_DM_NW1
+#define OCT_DM_NW1 4  // warps per workgroup of the NT 1 kernels on grids of more workgroups than SMs
+#endif
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
 #ifndef OCT_DM_OCC2
 #define OCT_DM_OCC2 2  // the same for the NT 2 kernels
 #endif
@@ -1295,9 +1298,9 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   }
   if (nt == 1) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, 4, 0);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, 4, 0);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, 4, 0);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0);
     }
   }
   switch (p.fmt) {
