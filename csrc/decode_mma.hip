@@ -99,15 +99,18 @@ enum {
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries): 55 KB for
 // NT 1 and 4 warps, more than the 48 KB of static shared memory, so CUDA builds take it as dynamic
 // shared memory.
-// 4-bit V through a table in shared memory (OCT_DM_VTAB = R, a power of two up to 32; 0: the
-// permute lookup of dm_pv). Entry e (0..255) is the P·V operand register of two tokens' codes of
-// one dim, e & 15 the first token's (the low half), e >> 4 the second's: the two codebook bytes as
-// fp16 halves, made by the permute path's own unbias, so the operands are the same bits. R copies
-// of the table side by side (word R·e + c): lane l reads copy l % R, so a warp's 32 reads fall on
-// 32 / R... banks per copy and cost at most 32 / R wavefronts (R 32: one). The one-N-tile kernels
-// of 4-bit V only (DmVt): their decode of V is half the tile loop's ALU work (docs/mma-plan.md).
+// 4-bit V through a table in shared memory (OCT_DM_VTAB = R, a power of two up to 32; 0: dm_pv's
+// permute lookup). Entry e (0..255) is the P·V operand register of two tokens' codes of one dim,
+// e & 15 the first token's (the low half), e >> 4 the second's: the two codebook bytes as fp16
+// halves, made by the permute path's own unbias, so the operands are the same bits. R copies side
+// by side (word R·e + c); lane l reads copy l % R, so the 32 / R lanes of a copy share its 32 / R
+// banks, and R 32 puts each lane on a bank of its own: one wavefront per load (16 copies measured
+// 2.0 wavefronts per load, 8 worse than no table). The one-N-tile kernel of 4-bit V only (DmVt):
+// there V's decode was half the tile loop's ALU work; with the table a tile's V costs each lane
+// 64 loads and two ALU instructions per load, not 256 ALU instructions and 64 HADD2
+// (docs/measurements.md, "Twenty-third session").
 #ifndef OCT_DM_VTAB
-#define OCT_DM_VTAB 16
+#define OCT_DM_VTAB 32
 #endif
 template <int FMT, int NT>
 struct DmVt {
@@ -1232,7 +1235,17 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #ifndef OCT_DM_NW1
 #define OCT_DM_NW1 4  // warps per workgroup of the NT 1 kernels on grids of more workgroups than SMs
 #endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
+// The same for the NT 1 kernel of 4-bit V with the V table (DmVt): at 32 copies (32 KB) three
+// workgroups of 4 warps do not fit an SM's shared memory, two of 6 do (111 KB each): 12 warps per
+// SM either way, and each warp's loads of the table on 32 banks (docs/measurements.md,
+// "Twenty-third session", call 3: big 0.413 ms at 16 copies and 4 warps, 0.394 at 32 and 6).
+#ifndef OCT_DM_NW1V
+#define OCT_DM_NW1V (OCT_DM_VTAB == 32 ? 6 : OCT_DM_NW1)
+#endif
+#ifndef OCT_DM_OCC1V
+#define OCT_DM_OCC1V (OCT_DM_NW1V == 6 ? 2 : OCT_DM_OCC1)
+#endif
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0, OCT_DM_OCC1V)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
 #ifndef OCT_DM_OCC2
@@ -1298,7 +1311,7 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   }
   if (nt == 1) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1, 0);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0);
       case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0);
       default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0);
     }
