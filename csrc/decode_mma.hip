@@ -96,28 +96,31 @@ enum {
   DM_RES = 264,         // words per merged row in the write-out
 };
 
-// Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries): 55 KB for
-// NT 1 and 4 warps, more than the 48 KB of static shared memory, so CUDA builds take it as dynamic
-// shared memory.
 // 4-bit V through a table in shared memory (OCT_DM_VTAB = R, a power of two up to 32; 0: dm_pv's
 // permute lookup). Entry e (0..255) is the P·V operand register of two tokens' codes of one dim,
 // e & 15 the first token's (the low half), e >> 4 the second's: the two codebook bytes as fp16
 // halves, made by the permute path's own unbias, so the operands are the same bits. R copies side
 // by side (word R·e + c); lane l reads copy l % R, so the 32 / R lanes of a copy share its 32 / R
 // banks, and R 32 puts each lane on a bank of its own: one wavefront per load (16 copies measured
-// 2.0 wavefronts per load, 8 worse than no table). The one-N-tile kernel of 4-bit V only (DmVt):
-// there V's decode was half the tile loop's ALU work; with the table a tile's V costs each lane
-// 64 loads and two ALU instructions per load, not 256 ALU instructions and 64 HADD2
+// 2.0 wavefronts per load, 8 worse than no table). The one-N-tile kernel of 4-bit V only (DmVt),
+// where V's decode was half the tile loop's ALU work: with the table a tile's V costs each lane 64
+// loads and two ALU instructions per load, not 256 ALU instructions and 64 HADD2
 // (docs/measurements.md, "Twenty-third session").
 #ifndef OCT_DM_VTAB
 #define OCT_DM_VTAB 32
 #endif
-template <int FMT, int NT>
+// Not the 8-warp kernel: it serves grids of at most one workgroup per SM, whose warps walk a few
+// tiles each (q1s100k: 6), and filling the table costs more than it saves there (q1s100k 0.0294
+// ms with it, 0.0288 without; "Twenty-third session", call 4).
+template <int FMT, int NT, int NW>
 struct DmVt {
-  enum { R = OCT_DM_VTAB > 0 && NT == 1 && FMT == 4 ? OCT_DM_VTAB : 0, WORDS = 256 * R };  // 4: k3v4, the 4-bit V format
+  enum { R = OCT_DM_VTAB > 0 && NT == 1 && NW != 8 && FMT == 4 ? OCT_DM_VTAB : 0, WORDS = 256 * R };  // 4: k3v4
   static_assert(R == 0 || (R <= 32 && (R & (R - 1)) == 0), "OCT_DM_VTAB: a power of two up to 32");
 };
 
+// Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries) with a V
+// table of VT words: 55 KB for NT 1 and 4 warps, 111 KB for 6 warps and the 32 KB table, more than
+// the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
 template <int NT, int NW, int VT = 0>
 struct DmSmem {
   alignas(16) uint8_t stage[NW][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
@@ -160,7 +163,7 @@ struct DmPick {
 };
 template <int FMT, int NT, int NW>
 struct DmPick<FMT, NT, NW, 0> {
-  typedef DmSmem<NT, NW, DmVt<FMT, NT>::WORDS> T;
+  typedef DmSmem<NT, NW, DmVt<FMT, NT, NW>::WORDS> T;
 };
 
 #if OCT_MMA_BODY
@@ -743,7 +746,7 @@ template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT>& sm, int lane, int w) {
   typedef DmFmt<FMT> F;
   const int g = lane >> 2, t = lane & 3;
-  const uint32_t vlc = VT ? 4 * (lane & (DmVt<FMT, NT>::R - 1)) : 0;  // the lane's copy of the V table (bytes)
+  const uint32_t vlc = VT ? 4 * (lane & (DmVt<FMT, NT, NW>::R - 1)) : 0;  // the lane's copy of the V table (bytes)
 
   oct_sync();  // the previous pass's shared memory is read (and the V table written)
   // The set's block table row and the staging path; the warp's first two tiles are staged while
@@ -818,7 +821,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
     dm_pfrag<NT>(sm.pt[w], g, t, pb);
     if (rescale) dm_rescale<NT, 16>(o, alpha);
     const uint8_t* ru0 = stage0 + (2 * t) * F::ROW;
-    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT, DmVt<FMT, NT>::R>(ru0, g, m, pb, &o[4 * m], sm.vt, vlc);
+    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT, DmVt<FMT, NT, NW>::R>(ru0, g, m, pb, &o[4 * m], sm.vt, vlc);
     oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
@@ -1111,14 +1114,15 @@ OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& s
 // pass's barrier orders the writes before the reads.
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
-  const uint32_t r = DmVt<FMT, NT>::R;
+  const uint32_t r = DmVt<FMT, NT, NW>::R;
   if (r == 0) return;
   for (int i = oct_tid(); i < VT; i += 32 * NW) {
     const uint32_t e = (uint32_t)i / r, a = e & 15, b = e >> 4;
     const uint32_t ba = oct_perm8n(a & 8 ? OCT_CB4B_2 : OCT_CB4B_0, a & 8 ? OCT_CB4B_3 : OCT_CB4B_1, a & 7) & 255;
     const uint32_t bb = oct_perm8n(b & 8 ? OCT_CB4B_2 : OCT_CB4B_0, b & 8 ? OCT_CB4B_3 : OCT_CB4B_1, b & 7) & 255;
     uint32_t lo, hi;
-    oct_h4_pairs(ba | bb << 16, lo, hi);
+    // (mutant OCT_MUT_DECODE_MMA_VTAB_SWAP: the halves swapped)
+    oct_h4_pairs(OCT_MUTANT(OCT_MUT_DECODE_MMA_VTAB_SWAP) ? bb | ba << 16 : ba | bb << 16, lo, hi);
     sm.vt[i] = lo;
   }
 }
