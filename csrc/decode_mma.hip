@@ -569,10 +569,25 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 // Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt: the byte's
 // offset e · 4R computed as one shift and one select that also takes in the copy (its bits below the
 // entry's), so the load's address is that register plus the table's (warp-uniform) base.
+// OCT_DM_VSHM (NVIDIA): the right shifts as mul.hi by a power of two (IMAD.HI, the FMA pipe), so
+// that a lookup costs the ALU one instruction, not two (a measured alternative; 0: shifts).
+#ifndef OCT_DM_VSHM
+#define OCT_DM_VSHM 0
+#endif
+OCT_DEV uint32_t dm_shr(uint32_t x, int k) {
+#if defined(OCT_NV)
+  if (OCT_DM_VSHM) {
+    uint32_t r;
+    asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(1u << (32 - k)));
+    return r;
+  }
+#endif
+  return x >> k;
+}
 template <int VR>
 OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
   enum { SH = VR == 32 ? 7 : VR == 16 ? 6 : VR == 8 ? 5 : VR == 4 ? 4 : VR == 2 ? 3 : 2 };
-  const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : x >> (8 * i - SH);
+  const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : dm_shr(x, 8 * i - SH);
   return *(const uint32_t*)((const uint8_t*)vt + oct_and_or<255u << SH>(e, lc));
 }
 // OCT_DM_VTAB (VR > 0, NT 1): vt is the V table (DmVt), lc the lane's copy times 4. The code words of
