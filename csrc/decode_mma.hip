@@ -338,6 +338,12 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, part, parts, dm_tile_bid<FMT>(p, bt_row, ts, contig));
 }
 
+// The per-warp kernel's block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
+// its own, OCT_DQ_BIDPRE).
+#ifndef OCT_DM_BIDPRE
+#define OCT_DM_BIDPRE 1
+#endif
+
 // The queries of a pass, in two parts so that the caller can stage its first tiles while the loads
 // are in flight (OCT_DM_EARLY): dm_qload loads warp w's queries w, w + NWQ, ... of the NWQ warps
 // (zero past np), dm_qput rotates them like K in float32 and writes their B fragments, rounded to
@@ -569,25 +575,10 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 // Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt: the byte's
 // offset e · 4R computed as one shift and one select that also takes in the copy (its bits below the
 // entry's), so the load's address is that register plus the table's (warp-uniform) base.
-// OCT_DM_VSHM (NVIDIA): the right shifts as mul.hi by a power of two (IMAD.HI, the FMA pipe), so
-// that a lookup costs the ALU one instruction, not two (a measured alternative; 0: shifts).
-#ifndef OCT_DM_VSHM
-#define OCT_DM_VSHM 0
-#endif
-OCT_DEV uint32_t dm_shr(uint32_t x, int k) {
-#if defined(OCT_NV)
-  if (OCT_DM_VSHM) {
-    uint32_t r;
-    asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(1u << (32 - k)));
-    return r;
-  }
-#endif
-  return x >> k;
-}
 template <int VR>
 OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
   enum { SH = VR == 32 ? 7 : VR == 16 ? 6 : VR == 8 ? 5 : VR == 4 ? 4 : VR == 2 ? 3 : 2 };
-  const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : dm_shr(x, 8 * i - SH);
+  const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : x >> (8 * i - SH);
   return *(const uint32_t*)((const uint8_t*)vt + oct_and_or<255u << SH>(e, lc));
 }
 // OCT_DM_VTAB (VR > 0, NT 1): vt is the V table (DmVt), lc the lane's copy times 4. The code words of
@@ -800,10 +791,20 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
 #endif
   if (!OCT_DM_EARLY) first_tiles();
 
+  // OCT_DM_BIDPRE: the block id of the tile an iteration stages is loaded one iteration before (it
+  // was the loop's longest wait: 2.5 % of big's stall samples on the compare that used it, call 7).
+  int32_t bpre = OCT_DM_BIDPRE && w + 2 * NW < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + 2 * NW), contig) : -1;
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
-    if (it + 2 * NW < ntile)
-      mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1);
+    if (it + 2 * NW < ntile) {
+      if (OCT_DM_BIDPRE) {
+        const int32_t b = bpre;
+        if (it + 3 * NW < ntile) bpre = dm_tile_bid<FMT>(p, btr, ts + 3 * DM_TOK * NW, contig);
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1, b);
+      } else {
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1);
+      }
+    }
     oct_async_commit();
     oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
     oct_sync_wave();
@@ -1124,22 +1125,42 @@ OCT_DEV void dm_run_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& s
   dq_pass<FMT, NQ>(p, s, sm, lane, w);
 }
 
-// The V table (DmVt, dm_pv): entry e of every copy, the codebook bytes of codes e & 15 and e >> 4
-// (oct_cb4n's table, its half chosen by the code's bit 3) as oct_h4_pairs makes them. The first
-// pass's barrier orders the writes before the reads.
+// The V table (DmVt, dm_pv): entry e, the codebook bytes of codes e & 15 and e >> 4 (oct_cb4n's
+// table, its half chosen by the code's bit 3) as oct_h4_pairs makes them.
+OCT_DEV uint32_t dm_ventry(uint32_t e) {
+  const uint32_t a = e & 15, b = e >> 4;
+  const uint32_t ba = oct_perm8n(a & 8 ? OCT_CB4B_2 : OCT_CB4B_0, a & 8 ? OCT_CB4B_3 : OCT_CB4B_1, a & 7) & 255;
+  const uint32_t bb = oct_perm8n(b & 8 ? OCT_CB4B_2 : OCT_CB4B_0, b & 8 ? OCT_CB4B_3 : OCT_CB4B_1, b & 7) & 255;
+  uint32_t lo, hi;
+  // (mutant OCT_MUT_DECODE_MMA_VTAB_SWAP: the halves swapped)
+  oct_h4_pairs(OCT_MUTANT(OCT_MUT_DECODE_MMA_VTAB_SWAP) ? bb | ba << 16 : ba | bb << 16, lo, hi);
+  return lo;
+}
+// Fills the V table's R copies, written before the first pass's barrier (which orders them before
+// the reads). OCT_DM_VFILL 1: lane l of warp w computes entry 32k + l of the groups k = w, w + NW,
+// ... once, and the warp writes the group's 32 entries one at a time, each broadcast by a shuffle
+// to the lanes of its copies (consecutive words: conflict-free stores); 0: every thread computes
+// the entry of each word it writes (256·R / (32·NW) entries per thread: 43 for R 32 and 6 warps,
+// a third of each warp's start and end in big's SASS, "Twenty-third session", call 7).
+#ifndef OCT_DM_VFILL
+#define OCT_DM_VFILL 1
+#endif
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
-  const uint32_t r = DmVt<FMT, NT, NW>::R;
+  const int r = DmVt<FMT, NT, NW>::R;
   if (r == 0) return;
-  for (int i = oct_tid(); i < VT; i += 32 * NW) {
-    const uint32_t e = (uint32_t)i / r, a = e & 15, b = e >> 4;
-    const uint32_t ba = oct_perm8n(a & 8 ? OCT_CB4B_2 : OCT_CB4B_0, a & 8 ? OCT_CB4B_3 : OCT_CB4B_1, a & 7) & 255;
-    const uint32_t bb = oct_perm8n(b & 8 ? OCT_CB4B_2 : OCT_CB4B_0, b & 8 ? OCT_CB4B_3 : OCT_CB4B_1, b & 7) & 255;
-    uint32_t lo, hi;
-    // (mutant OCT_MUT_DECODE_MMA_VTAB_SWAP: the halves swapped)
-    oct_h4_pairs(OCT_MUTANT(OCT_MUT_DECODE_MMA_VTAB_SWAP) ? bb | ba << 16 : ba | bb << 16, lo, hi);
-    sm.vt[i] = lo;
+  if (OCT_DM_VFILL) {
+    const int lane = oct_lane();
+    for (int k = oct_wave(); k < 8; k += NW) {
+      const uint32_t v = dm_ventry(32 * k + lane);
+      for (int j = 0; j < 32; j++) {
+        const uint32_t x = oct_shfl_u32(v, j);
+        if (lane < r) sm.vt[(32 * k + j) * r + lane] = x;
+      }
+    }
+    return;
   }
+  for (int i = oct_tid(); i < VT; i += 32 * NW) sm.vt[i] = dm_ventry((uint32_t)i / r);
 }
 template <int FMT, int NT, int NW, int NQ>
 OCT_DEV void dm_vfill(DqSmem<NQ>&) {}
