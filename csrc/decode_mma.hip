@@ -5,7 +5,7 @@
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
 //
-// Workgroup (row chunk, split, KV head), NW warps (4, or 8 on small grids). The queries of a row set (the
+// Workgroup (row chunk, split, KV head), NW warps (4, 6 for k3v4's V table, or 8 on small grids). The queries of a row set (the
 // chunk's rows of one request × the G heads of the KV head) are taken 8 at a time (a "pass": one
 // 8-column N tile); chunks of more than 8 queries (MTP rows) go to the quad kernel (dq_pass below:
 // passes of up to 24, three N tiles, each tile's work split over a quad of 4 warps). When a chunk
@@ -29,7 +29,9 @@
 //     2t + 1; tile max and Σ p by butterflies over g; P' = fp16(fp32(p · V scale) · κ), κ = 64
 //     (256 for wmma-f16q), through a 256-byte per-warp transpose into the B operand of P·V;
 //   - O^T += V^T·P'^T: M = 16 dims, N = 8 queries, K = 16 tokens; lane g's V bytes are dims of V
-//     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves.
+//     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves; in the
+//     one-N-tile kernel of 4-bit V (k3v4, 6 warps) each operand register is instead one load from a
+//     256-entry table in shared memory, indexed by the two tokens' codes of a dim (OCT_DM_VTAB).
 // At the end of the split the warps' (m, l, o) are merged in shared memory (warp 0 sums, in warp
 // order, into rows in shared memory) and the workgroup writes the partial rows coalesced,
 // o = Σ P'·codebook / (κ·64).
@@ -338,10 +340,12 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, part, parts, dm_tile_bid<FMT>(p, bt_row, ts, contig));
 }
 
-// The per-warp kernel's block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
-// its own, OCT_DQ_BIDPRE).
+// The per-warp kernels' block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
+// its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the 8-warp kernel only
+// (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel, 0.4110 with and without: "Twenty-third
+// session", call 8).
 #ifndef OCT_DM_BIDPRE
-#define OCT_DM_BIDPRE 1
+#define OCT_DM_BIDPRE -1
 #endif
 
 // The queries of a pass, in two parts so that the caller can stage its first tiles while the loads
@@ -793,11 +797,12 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
 
   // OCT_DM_BIDPRE: the block id of the tile an iteration stages is loaded one iteration before (it
   // was the loop's longest wait: 2.5 % of big's stall samples on the compare that used it, call 7).
-  int32_t bpre = OCT_DM_BIDPRE && w + 2 * NW < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + 2 * NW), contig) : -1;
+  const bool bidpre = OCT_DM_BIDPRE > 0 || (OCT_DM_BIDPRE < 0 && NW == 8);
+  int32_t bpre = bidpre && w + 2 * NW < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + 2 * NW), contig) : -1;
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
     if (it + 2 * NW < ntile) {
-      if (OCT_DM_BIDPRE) {
+      if (bidpre) {
         const int32_t b = bpre;
         if (it + 3 * NW < ntile) bpre = dm_tile_bid<FMT>(p, btr, ts + 3 * DM_TOK * NW, contig);
         mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1, b);
@@ -1136,30 +1141,14 @@ OCT_DEV uint32_t dm_ventry(uint32_t e) {
   oct_h4_pairs(OCT_MUTANT(OCT_MUT_DECODE_MMA_VTAB_SWAP) ? bb | ba << 16 : ba | bb << 16, lo, hi);
   return lo;
 }
-// Fills the V table's R copies, written before the first pass's barrier (which orders them before
-// the reads). OCT_DM_VFILL 1: lane l of warp w computes entry 32k + l of the groups k = w, w + NW,
-// ... once, and the warp writes the group's 32 entries one at a time, each broadcast by a shuffle
-// to the lanes of its copies (consecutive words: conflict-free stores); 0: every thread computes
-// the entry of each word it writes (256·R / (32·NW) entries per thread: 43 for R 32 and 6 warps,
-// a third of each warp's start and end in big's SASS, "Twenty-third session", call 7).
-#ifndef OCT_DM_VFILL
-#define OCT_DM_VFILL 1
-#endif
+// Fills the V table's R copies, before the first pass's barrier (which orders the writes before the
+// reads): each thread the entry of each word it writes (43 for R 32 and 6 warps). (Computing each
+// entry once and broadcasting it by shuffles measured big 0.411 against 0.393 ms: nvcc's tile loop
+// came out 47 instructions longer; "Twenty-third session", call 8.)
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
   const int r = DmVt<FMT, NT, NW>::R;
   if (r == 0) return;
-  if (OCT_DM_VFILL) {
-    const int lane = oct_lane();
-    for (int k = oct_wave(); k < 8; k += NW) {
-      const uint32_t v = dm_ventry(32 * k + lane);
-      for (int j = 0; j < 32; j++) {
-        const uint32_t x = oct_shfl_u32(v, j);
-        if (lane < r) sm.vt[(32 * k + j) * r + lane] = x;
-      }
-    }
-    return;
-  }
   for (int i = oct_tid(); i < VT; i += 32 * NW) sm.vt[i] = dm_ventry((uint32_t)i / r);
 }
 template <int FMT, int NT, int NW, int NQ>
@@ -1264,7 +1253,8 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #endif
 
 // One kernel per format (the layout is a compile-time constant), pass width and warp count: NT 1
-// (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups per SM, NT 2 (16) at 2, NT 1 with
+// (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups of 4 warps per SM (k3v4, with the
+// V table: 2 of 6), NT 2 (16) at 2, NT 1 with
 // 8 warps at 1 (grids of at most one workgroup per SM), and the quad kernel (passes of up to 24
 // queries, NQ quads of 4 warps, dq_pass) for chunks of more than 8 queries.
 #define OCT_DM_KERNEL(name, fmt, nt, nw, nq, occ) \
