@@ -32,8 +32,8 @@
 //     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves; in the
 //     one-N-tile kernel of 4-bit V (k3v4, 6 warps) each operand register is instead one load from a
 //     256-entry table in shared memory, indexed by the two tokens' codes of a dim (OCT_DM_VTAB).
-// At the end of the split the warps' (m, l, o) are merged in shared memory (warp 0 sums, in warp
-// order, into rows in shared memory) and the workgroup writes the partial rows coalesced,
+// At the end of the split the warps' (m, l, o) are merged in shared memory (each warp's rows there,
+// summed in warp order by the whole workgroup) and the workgroup writes the partial rows coalesced,
 // o = Σ P'·codebook / (κ·64).
 #include "octave_lane.h"
 #include "octave_mma.h"
@@ -106,14 +106,16 @@ enum {
 // banks, and R 32 puts each lane on a bank of its own: one wavefront per load (16 copies measured
 // 2.0 wavefronts per load, 8 worse than no table). The one-N-tile kernel of 4-bit V only (DmVt),
 // where V's decode was half the tile loop's ALU work: with the table a tile's V costs each lane 64
-// loads and two ALU instructions per load, not 256 ALU instructions and 64 HADD2
+// loads and about 160 ALU instructions (a shift and a select per load, 32 to interleave the code
+// words), not 256 ALU instructions and 64 HADD2
 // (docs/measurements.md, "Twenty-third session").
 #ifndef OCT_DM_VTAB
 #define OCT_DM_VTAB 32
 #endif
-// Not the 8-warp kernel: it serves grids of at most one workgroup per SM, whose warps walk a few
-// tiles each (q1s100k: 6), and filling the table costs more than it saves there (q1s100k 0.0294
-// ms with it, 0.0288 without; "Twenty-third session", call 4).
+// Not the 8-warp kernel (known by its warp count: OCT_DM_NW1V may not be 8): it serves grids of at
+// most one workgroup per SM, whose warps walk a few tiles each (q1s100k: 6), and filling the table
+// costs more than it saves there (q1s100k 0.0294 ms with it, 0.0288 without; "Twenty-third
+// session", call 4).
 template <int FMT, int NT, int NW>
 struct DmVt {
   enum { R = OCT_DM_VTAB > 0 && NT == 1 && NW != 8 && FMT == 4 ? OCT_DM_VTAB : 0, WORDS = 256 * R };  // 4: k3v4
@@ -121,8 +123,8 @@ struct DmVt {
 };
 
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries) with a V
-// table of VT words: 55 KB for NT 1 and 4 warps, 111 KB for 6 warps and the 32 KB table, more than
-// the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
+// table of VT words: 53.6 KB for NT 1 and 4 warps, 111 KB for 6 warps and the 32 KB table, more
+// than the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
 template <int NT, int NW, int VT = 0>
 struct DmSmem {
   alignas(16) uint8_t stage[NW][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
@@ -342,8 +344,8 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
 
 // The per-warp kernels' block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
 // its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the 8-warp kernel only
-// (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel, 0.4110 with and without: "Twenty-third
-// session", call 8).
+// (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel, 0.4110 with and without, both measured
+// beside a table fill since dropped: "Twenty-third session", call 8).
 #ifndef OCT_DM_BIDPRE
 #define OCT_DM_BIDPRE -1
 #endif
@@ -1275,6 +1277,7 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #ifndef OCT_DM_OCC1V
 #define OCT_DM_OCC1V (OCT_DM_NW1V == 6 ? 2 : OCT_DM_OCC1)
 #endif
+static_assert(OCT_DM_NW1V != 8, "OCT_DM_NW1V: 8 warps is the 8-warp kernel's count (DmVt, OCT_DM_BIDPRE)");
 OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0, OCT_DM_OCC1V)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)

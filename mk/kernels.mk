@@ -183,8 +183,7 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 # the 8-warp decode for every pass of 8 (OCT_DM_W8=1, csrc/decode_mma.hip): on the emulator (one
 # "SM") the default build takes it only for one-workgroup grids; and the per-warp kernel's passes
 # of 16 for chunks of more than 8 queries (OCT_DM_QUAD=0), which the default build gives the quad
-# kernel; and 4-bit V by dm_pv's permute lookup, not the V table (OCT_DM_VTAB=0: the one-N-tile
-# kernels' path until the twenty-third session, kept as the measured alternative).
+# kernel.
 # emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
 # (decode_mma.hip, capi_core.cpp) rebuilt with FLAGS and linked with the rest of the emulator build.
 define emu_variant
@@ -194,10 +193,13 @@ $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 $(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
 	$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
 endef
-$(eval $(call emu_variant,f16k,-DOCT_DM_INT8K=0 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0 -DOCT_DM_VTAB=0))
+$(eval $(call emu_variant,f16k,-DOCT_DM_INT8K=0 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
 # The fp16-K variant with the quad kernel for chunks of more than 8 queries: the quad kernel's
-# fp16-K path, which the library above does not take.
-$(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0))
+# fp16-K path, which the library above does not take; and k3v4's one-N-tile kernel of 4 warps with
+# 4-bit V by dm_pv's permute lookup, not the V table (OCT_DM_VTAB=0: that kernel until the
+# twenty-third session, kept as the measured alternative; the library above takes the 8-warp
+# kernel, which has no table either way).
+$(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0 -DOCT_DM_VTAB=0))
 # The default (int8-K) decode with the 8-warp kernel for every pass of 8 and the per-warp passes of
 # 16, which the default library takes only for one-workgroup grids or not at all.
 $(eval $(call emu_variant,w8,-DOCT_DM_W8=1 -DOCT_DM_QUAD=0))

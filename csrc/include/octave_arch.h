@@ -183,15 +183,6 @@ OCT_DEV uint32_t oct_shfl_xor_u32(uint32_t v) {
 }
 #endif
 
-// oct_shfl_u32(v, src): the value of lane src (0..31; the same for every lane or not).
-#if defined(OCT_AMD)
-OCT_DEV uint32_t oct_shfl_u32(uint32_t v, int src) { return (uint32_t)__builtin_amdgcn_ds_bpermute(src << 2, (int)v); }
-#elif defined(OCT_NV)
-OCT_DEV uint32_t oct_shfl_u32(uint32_t v, int src) { return __shfl_sync(0xffffffffu, v, src, 32); }
-#else
-OCT_DEV uint32_t oct_shfl_u32(uint32_t v, int src) { return oct_emu_shfl(v, src); }
-#endif
-
 template <int M>
 OCT_DEV float oct_shfl_xor(float v) { return oct_u2f(oct_shfl_xor_u32<M>(oct_f2u(v))); }
 template <int M>
