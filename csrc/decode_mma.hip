@@ -93,7 +93,7 @@
 #endif
 enum {
   DM_TOK = 16,          // tokens per tile
-  DM_STAGE = 16 * 248 + 16,  // bytes of one staged tile (the largest slot), then its barrier (dm_sbar)
+  DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
   DM_STAGES = 3,        // staged tiles per warp: two in flight while one is computed
   DM_RES = 264,         // words per merged row in the write-out
 };
@@ -174,7 +174,7 @@ struct DmPick<FMT, NT, NW, 0> {
 
 template <int FMT>
 struct DmFmt : SlotCopy<FMT> {
-  static_assert(16 * SlotCopy<FMT>::ROW <= DM_STAGE - 16, "staging layout");
+  static_assert(16 * SlotCopy<FMT>::ROW <= DM_STAGE, "staging layout");
   static_assert((FMT == 4) == (SlotCopy<FMT>::VBITS == 4), "DmVt: format 4 is the one of 4-bit V");
 };
 
@@ -293,12 +293,9 @@ struct DmCopyU<NK, NK, NU> {
 // 16 slot offsets in shared memory.
 // bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
 // have it in flight early); unread on the other path. The overload without it loads it itself.
-// BULK (OCT_DM_BULK, the per-warp kernels): on the whole-tile path lane 0 copies the tile with one
-// bulk copy that completes bar, the stage's barrier (a tile without a valid block: the barrier
-// completed with no copy), not cp.async by every lane.
-template <int FMT, bool BULK = false>
+template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
-                          int64_t ts, bool contig, int lane, int part, int parts, int32_t bid, uint64_t* bar = nullptr) {
+                          int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
   typedef DmFmt<FMT> F;
   const int64_t hoff = (int64_t)s.h * p.c_sh;
   // (in 32 bits: token positions are below 2^31, so are their differences' magnitudes)
@@ -309,16 +306,9 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   // index in 32 bits (dm_blk), not a 64-bit division routine per tile.
   if (F::CONTIG_OK && contig) {
     const uint32_t lb = dm_blk(p, (uint32_t)ts);
-    if (bid < 0 || bid >= p.num_blocks) {
-      if (BULK && lane == 0) oct_bar_arrive(bar);
-      return 0u;
-    }
+    if (bid < 0 || bid >= p.num_blocks) return 0u;
     const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     enum { NU = DM_TOK * F::SLOT / 16 };  // 16-byte units of the tile
-    if (BULK) {
-      if (lane == 0) oct_bulk_g2s(st, src, 16 * NU, bar);
-      return range;
-    }
     if (OCT_DM_COPYU && parts == 1) {  // one warp copies the tile: unrolled, one bound check (the last round)
       DmCopyU<0, (NU + 31) / 32, NU>::run(st + 16 * lane, src + 16 * lane, lane);
       return range;
@@ -353,17 +343,6 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
                           int64_t ts, bool contig, int lane, int part, int parts) {
   return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, part, parts, dm_tile_bid<FMT>(p, bt_row, ts, contig));
 }
-
-// The barrier of the stage at st (OCT_DM_BULK): the stage's last 8 bytes, after the tile's.
-OCT_DEV uint64_t* dm_sbar(uint8_t* st) { return (uint64_t*)(st + DM_STAGE - 8); }
-
-// The per-warp kernels' whole tiles by one bulk copy each (cp.async.bulk on sm_90: the TMA unit
-// copies the tile, and the barrier of its stage says when it is there) (1), or by cp.async, eight
-// 16-byte copies per lane for k3v4 (0). The quad kernel's tiles are staged by four warps together and
-// stay on cp.async.
-#ifndef OCT_DM_BULK
-#define OCT_DM_BULK 1
-#endif
 
 // The per-warp kernels' block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
 // its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the 8-warp kernel only
@@ -794,29 +773,10 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
   uint8_t* stage1 = sm.stage[w][1];
   uint8_t* stage2 = sm.stage[w][2];
   uint32_t mcur = 0, mnext = 0, mlast = 0;
-  // OCT_DM_BULK: each stage's tile arrives by one bulk copy on the stage's barrier (dm_sbar); bit k of
-  // par is the parity of the next phase of stage k's (stage0, stage1, stage2: rotated with them).
-  // The barriers live for one pass: lane 0 initialises them here and invalidates them after the
-  // tile loop (the merge then writes over them).
-  enum { BK = OCT_DM_BULK && F::CONTIG_OK };
-  const bool bulk = BK && contig;
-  uint32_t par = 0;
-  if (bulk) {
-    if (lane == 0) {
-      oct_bar_init(dm_sbar(stage0)), oct_bar_init(dm_sbar(stage1)), oct_bar_init(dm_sbar(stage2));
-      oct_bar_init_fence();
-      oct_bulk_fence();  // the previous pass's merge wrote the stages
-    }
-    oct_sync_wave();
-  }
   auto first_tiles = [&]() {
-    if (w < ntile)
-      mcur = dm_issue<FMT, BK>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1,
-                           dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * w, contig), dm_sbar(stage0));
+    if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
     oct_async_commit();
-    if (w + NW < ntile)
-      mnext = dm_issue<FMT, BK>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1,
-                            dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + NW), contig), dm_sbar(stage1));
+    if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
     oct_async_commit();
   };
   DmQ<NT, NW> qx;
@@ -849,18 +809,13 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
       if (bidpre) {
         const int32_t b = bpre;
         if (it + 3 * NW < ntile) bpre = dm_tile_bid<FMT>(p, btr, ts + 3 * DM_TOK * NW, contig);
-        mlast = dm_issue<FMT, BK>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1, b, dm_sbar(stage2));
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1, b);
       } else {
-        mlast = dm_issue<FMT, BK>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1,
-                              dm_tile_bid<FMT>(p, btr, ts + 2 * DM_TOK * NW, contig), dm_sbar(stage2));
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1);
       }
     }
-    if (bulk) {
-      oct_bar_wait(dm_sbar(stage0), par & 1u);  // this tile's copy (the next two tiles' may still be in flight)
-    } else {
-      oct_async_commit();
-      oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
-    }
+    oct_async_commit();
+    oct_async_wait<2>();  // this tile's copies (the next two tiles' may still be in flight)
     oct_sync_wave();
     const uint8_t* rg = stage0 + g * F::ROW;
     const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
@@ -895,12 +850,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
     oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
-    par = (par >> 1) | (~par & 1u) << 2;  // (the old stage0's next phase: the other parity)
     mcur = mnext, mnext = mlast;
   }
   oct_async_wait<0>();
-  if (bulk && lane == 0)  // every armed phase was waited
-    oct_bar_inval(dm_sbar(stage0)), oct_bar_inval(dm_sbar(stage1)), oct_bar_inval(dm_sbar(stage2));
 
   // Merge the warps: m and l of each query, then o, one N tile at a time through the stage area.
   OCT_UNROLL for (int n = 0; n < NT; n++)

@@ -302,68 +302,6 @@ template <int N>
 OCT_DEV void oct_async_wait() {}
 #endif
 
-// ---- bulk copies completing on a barrier in shared memory ----------------------------------------
-// One lane copies `bytes` (a multiple of 16; dst and src 16-byte aligned) from global src to shared
-// dst and the transfer completes the current phase of the barrier bar (arrival count 1):
-// oct_bulk_g2s arms bar with the byte count and starts the copy; oct_bar_arrive completes a phase
-// with no copy; every lane that then passes oct_bar_wait(bar, parity) of that phase sees the bytes.
-// A phase's parity alternates 0, 1, 0, ... from oct_bar_init.
-// OCT_BULK_COPY 1 (nvcc 12 for sm_90): Hopper's cp.async.bulk (the TMA unit: one instruction for the
-// whole transfer, not one 16-byte cp.async per lane and 16 bytes) and mbarrier. Elsewhere (0) the
-// copy is a plain one, done when the call returns, and the barrier calls do nothing (the emulator;
-// clang's PTX 7.8 builds for `make cuda-regs`, whose ptxas predates cp.async.bulk, get the same
-// synchronous copy: their registers are not the nvcc build's there).
-#if defined(OCT_NV) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && \
-    __CUDACC_VER_MAJOR__ >= 12
-#define OCT_BULK_COPY 1
-OCT_DEV void oct_bar_init(uint64_t* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(oct_smem_u32(bar)) : "memory");
-}
-// After the initialisations and before a barrier that orders them before any use: makes them
-// visible to the copy engine.
-OCT_DEV void oct_bar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
-OCT_DEV void oct_bar_inval(uint64_t* bar) {
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(oct_smem_u32(bar)) : "memory");
-}
-// Orders this thread's earlier shared-memory accesses before later bulk copies into that memory.
-OCT_DEV void oct_bulk_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-OCT_DEV void oct_bulk_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  const uint32_t b = oct_smem_u32(bar);
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   oct_smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(b)
-               : "memory");
-}
-OCT_DEV void oct_bar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(oct_smem_u32(bar)) : "memory");
-}
-OCT_DEV void oct_bar_wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tWAIT:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t@!p bra WAIT;\n\t}\n" ::"r"(
-          oct_smem_u32(bar)),
-      "r"(parity)
-      : "memory");
-}
-#else
-// The plain copy, with the barrier's use checked: the word counts the phases completed since
-// oct_bar_init, and a wait for a phase that has not completed (the wrong parity, or no copy armed:
-// a hang on the GPU) stops the program here.
-#define OCT_BULK_COPY 0
-OCT_DEV void oct_bar_init(uint64_t* bar) { *bar = 0; }
-OCT_DEV void oct_bar_init_fence() {}
-OCT_DEV void oct_bar_inval(uint64_t*) {}
-OCT_DEV void oct_bulk_fence() {}
-OCT_DEV void oct_bulk_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  __builtin_memcpy(__builtin_assume_aligned(dst, 16), __builtin_assume_aligned(src, 16), bytes);
-  ++*bar;
-}
-OCT_DEV void oct_bar_arrive(uint64_t* bar) { ++*bar; }
-OCT_DEV void oct_bar_wait(uint64_t* bar, uint32_t parity) {
-  if (*bar == 0 || ((*bar - 1) & 1) != parity) __builtin_trap();
-}
-#endif
-
 // oct_perm8n(lo, hi, sel): the same lookup with nibble selectors: byte i of the result is byte
 // (nibble i of sel) of hi:lo, for nibbles 0..3 (bits 0..15 of sel; the upper half is ignored), each
 // in 0..7. NVIDIA: one PRMT. AMD: the nibbles are spread to bytes for v_perm_b32.
