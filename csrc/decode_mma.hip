@@ -112,14 +112,27 @@ enum {
 #ifndef OCT_DM_VTAB
 #define OCT_DM_VTAB 32
 #endif
+// The table's entry rows (OCT_DM_VTROW, bytes): 4R, entry e's copies side by side, its offset e · 4R
+// made by a shift and a select per load (dm_vt); or 256 (R 32 only): rows of 64 words, copies 0..31
+// in the first 32, so that entry e's offset e · 256 plus the lane's copy is one byte permute of the
+// code byte and the copy's byte offset, half the index arithmetic. The table is then 64 KB, and the
+// kernel runs 12 warps, one workgroup per SM (OCT_DM_NW1V).
+#ifndef OCT_DM_VTROW
+#define OCT_DM_VTROW (4 * OCT_DM_VTAB)
+#endif
 // Not the 8-warp kernel (known by its warp count: OCT_DM_NW1V may not be 8): it serves grids of at
 // most one workgroup per SM, whose warps walk a few tiles each (q1s100k: 6), and filling the table
 // costs more than it saves there (q1s100k 0.0294 ms with it, 0.0288 without; "Twenty-third
 // session", call 4).
 template <int FMT, int NT, int NW>
 struct DmVt {
-  enum { R = OCT_DM_VTAB > 0 && NT == 1 && NW != 8 && FMT == 4 ? OCT_DM_VTAB : 0, WORDS = 256 * R };  // 4: k3v4
+  enum {
+    R = OCT_DM_VTAB > 0 && NT == 1 && NW != 8 && FMT == 4 ? OCT_DM_VTAB : 0,  // 4: k3v4
+    ROW = R ? OCT_DM_VTROW / 4 : 0,                                          // words per entry row
+    WORDS = 256 * ROW
+  };
   static_assert(R == 0 || (R <= 32 && (R & (R - 1)) == 0), "OCT_DM_VTAB: a power of two up to 32");
+  static_assert(R == 0 || ROW == R || (ROW == 64 && R == 32), "OCT_DM_VTROW: 4 · OCT_DM_VTAB, or 256 with 32 copies");
 };
 
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries) with a V
@@ -582,9 +595,12 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 #endif
 // Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt: the byte's
 // offset e · 4R computed as one shift and one select that also takes in the copy (its bits below the
-// entry's), so the load's address is that register plus the table's (warp-uniform) base.
-template <int VR>
+// entry's), so the load's address is that register plus the table's (warp-uniform) base. Rows of 64
+// words (VW, OCT_DM_VTROW 256): the offset e · 256 + lc is one byte permute, byte i of x above lc's
+// low byte.
+template <int VR, int VW>
 OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
+  if (VW == 64) return *(const uint32_t*)((const uint8_t*)vt + oct_perm8n(x, lc, 0x5504u | (uint32_t)i << 4));
   enum { SH = VR == 32 ? 7 : VR == 16 ? 6 : VR == 8 ? 5 : VR == 4 ? 4 : VR == 2 ? 3 : 2 };
   const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : x >> (8 * i - SH);
   return *(const uint32_t*)((const uint8_t*)vt + oct_and_or<255u << SH>(e, lc));
@@ -592,7 +608,7 @@ OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
 // OCT_DM_VTAB (VR > 0, NT 1): vt is the V table (DmVt), lc the lane's copy times 4. The code words of
 // tokens a, b (and c, d) are interleaved by nibble, so that byte j of one word is (a, b)'s codes of
 // dim j and byte j of the other of dim j + 4; each byte is an entry: the operand register itself.
-template <int FMT, int NT, int VR = 0>
+template <int FMT, int NT, int VR = 0, int VW = VR>
 OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], OctMmaF32 (*om)[NT],
                    const uint32_t* vtl = nullptr, uint32_t lc = 0) {
   typedef DmFmt<FMT> F;
@@ -605,8 +621,8 @@ OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], Oct
     const uint32_t lcd = (xc & 0x0F0F0F0Fu) | ((xd << 4) & 0xF0F0F0F0u), hcd = ((xc >> 4) & 0x0F0F0F0Fu) | (xd & 0xF0F0F0F0u);
     OCT_UNROLL for (int i = 0; i < 4; i++) {  // om[i]: dims i (rows g) and i + 4 (rows g + 8) of the word
       OctMmaA16 a;
-      a.r[0] = dm_vt<VR>(vtl, lab, i, lc), a.r[1] = dm_vt<VR>(vtl, hab, i, lc);
-      a.r[2] = dm_vt<VR>(vtl, lcd, i, lc), a.r[3] = dm_vt<VR>(vtl, hcd, i, lc);
+      a.r[0] = dm_vt<VR, VW>(vtl, lab, i, lc), a.r[1] = dm_vt<VR, VW>(vtl, hab, i, lc);
+      a.r[2] = dm_vt<VR, VW>(vtl, lcd, i, lc), a.r[3] = dm_vt<VR, VW>(vtl, hcd, i, lc);
       OCT_UNROLL for (int n = 0; n < NT; n++) om[i][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], om[i][n]);
     }
     return;
@@ -846,7 +862,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
     dm_pfrag<NT>(sm.pt[w], g, t, pb);
     if (rescale) dm_rescale<NT, 16>(o, alpha);
     const uint8_t* ru0 = stage0 + (2 * t) * F::ROW;
-    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT, DmVt<FMT, NT, NW>::R>(ru0, g, m, pb, &o[4 * m], sm.vt, vlc);
+    OCT_UNROLL for (int m = 0; m < 4; m++) dm_pv<FMT, NT, DmVt<FMT, NT, NW>::R, DmVt<FMT, NT, NW>::ROW>(ru0, g, m, pb, &o[4 * m], sm.vt, vlc);
     oct_sync_wave();  // stage0 and pt are read: the tile after next may overwrite them
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
@@ -1151,9 +1167,10 @@ OCT_DEV uint32_t dm_ventry(uint32_t e) {
 // came out 47 instructions longer; "Twenty-third session", call 8.)
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
-  const int r = DmVt<FMT, NT, NW>::R;
+  const int r = DmVt<FMT, NT, NW>::R, row = DmVt<FMT, NT, NW>::ROW;
   if (r == 0) return;
-  for (int i = oct_tid(); i < VT; i += 32 * NW) sm.vt[i] = dm_ventry((uint32_t)i / r);
+  // (rows of 64 words: the 32 copies only; i = 32e + c to word 64e + c)
+  for (int i = oct_tid(); i < 256 * r; i += 32 * NW) sm.vt[row == r ? i : i + (i & ~31)] = dm_ventry((uint32_t)i / r);
 }
 template <int FMT, int NT, int NW, int NQ>
 OCT_DEV void dm_vfill(DqSmem<NQ>&) {}
@@ -1274,10 +1291,10 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 // SM either way, and each warp's loads of the table on 32 banks (docs/measurements.md,
 // "Twenty-third session", call 3: big 0.413 ms at 16 copies and 4 warps, 0.394 at 32 and 6).
 #ifndef OCT_DM_NW1V
-#define OCT_DM_NW1V (OCT_DM_VTAB == 32 ? 6 : OCT_DM_NW1)
+#define OCT_DM_NW1V (OCT_DM_VTROW == 256 ? 12 : OCT_DM_VTAB == 32 ? 6 : OCT_DM_NW1)
 #endif
 #ifndef OCT_DM_OCC1V
-#define OCT_DM_OCC1V (OCT_DM_NW1V == 6 ? 2 : OCT_DM_OCC1)
+#define OCT_DM_OCC1V (OCT_DM_NW1V == 12 ? 1 : OCT_DM_NW1V == 6 ? 2 : OCT_DM_OCC1)
 #endif
 static_assert(OCT_DM_NW1V != 8, "OCT_DM_NW1V: 8 warps is the 8-warp kernel's count (DmVt, OCT_DM_BIDPRE)");
 OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0, OCT_DM_OCC1V)
