@@ -98,13 +98,16 @@ gpu-test:
 	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
 	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/
 
-emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so
+emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so \
+  $(KBUILD)/variants/liboctave_emu_vt128.so
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/
 	@# the mma decode's variants (mk/kernels.mk), on their tier alone: fp16 K with per-warp passes of 16,
-	@# fp16 K with the quad kernel, int8 K (the default) with the 8-warp kernel and per-warp passes of 16
+	@# fp16 K with the quad kernel, int8 K (the default) with the 8-warp kernel and per-warp passes of 16,
+	@# the V table in rows of 128 bytes
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16k.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16kq.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_w8.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk

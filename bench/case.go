@@ -84,7 +84,7 @@ func decodeShape(s Spec, o Options) (rowsPerCall, queryGroup, kvMax int) {
 func TierAutoSplits(t kernels.Tier, s Spec, o Options, computeUnits int) int {
 	rows, qg, kvMax := decodeShape(s, o)
 	if t == kernels.TierMMA {
-		return AutoSplitsMMA(rows, qg, s.G, s.KVHeads, kvMax, computeUnits)
+		return AutoSplitsMMA(o.Fmt.ID, rows, qg, s.G, s.KVHeads, kvMax, computeUnits)
 	}
 	return AutoSplits(rows, qg, s.G, s.KVHeads, kvMax, computeUnits)
 }

@@ -280,7 +280,13 @@ const MMAPassQueries = 24
 // 0.4730 at 33 against 0.4825 at 66. Each workgroup's fixed costs (query loads and rotation, the
 // merge of its warps, the partials' write-out) took 10 % of big's stall samples at 66 splits (call
 // 1); the latency shapes are clamped by ⌊kv_max / 768⌋ either way.
-func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
+//
+// The one-N-tile kernel of k3v4 (fmt; G·query_group ≤ 8) holds the V table and runs one workgroup
+// of 12 warps per SM (twenty-fourth session): there it takes ⌊4·SMs / W⌋, four waves with no
+// partial wave after them, not ⌈8·SMs / W⌉. Call 2, big (W 32) by split count, two rounds: 0.3655
+// ms at 16 splits (3.9 waves), 0.3774 at 11, 0.4230 at 17 (4.1 waves: a fifth wave of 16
+// workgroups), 0.4073 at 22, 0.4149 at 26, 0.3953 at 33 (8 waves).
+func AutoSplitsMMA(fmt oracle.FormatID, rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {
 		passes = (queryGroup*g + MMAPassQueries - 1) / MMAPassQueries
@@ -292,6 +298,9 @@ func AutoSplitsMMA(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int)
 	floor := splitsFor(wg, 8, 768, kvMax, computeUnits)
 	if ns := (kvMax + 767) / 768; ns > floor && ns <= oracle.MaxSplits && ns*wg <= computeUnits {
 		return ns
+	}
+	if fmt == oracle.K3V4 && queryGroup*g <= 8 {
+		return max(1, min(4*computeUnits/wg, min(oracle.MaxSplits, kvMax/768)))
 	}
 	return floor
 }

@@ -5,7 +5,7 @@
 // instructions, on the emulator their model (octave_mma.h); HIP builds get stubs. docs/kernels.md,
 // "The mma tier: decode", has the design and its budget; in short:
 //
-// Workgroup (row chunk, split, KV head), NW warps (4, 6 for k3v4's V table, or 8 on small grids). The queries of a row set (the
+// Workgroup (row chunk, split, KV head), NW warps (4, 12 for k3v4's V table, or 8 on small grids). The queries of a row set (the
 // chunk's rows of one request × the G heads of the KV head) are taken 8 at a time (a "pass": one
 // 8-column N tile); chunks of more than 8 queries (MTP rows) go to the quad kernel (dq_pass below:
 // passes of up to 24, three N tiles, each tile's work split over a quad of 4 warps). When a chunk
@@ -30,7 +30,7 @@
 //     (256 for wmma-f16q), through a 256-byte per-warp transpose into the B operand of P·V;
 //   - O^T += V^T·P'^T: M = 16 dims, N = 8 queries, K = 16 tokens; lane g's V bytes are dims of V
 //     lanes 4g..4g+3 (dec_vbytes), paired across tokens by byte permutes into fp16 halves; in the
-//     one-N-tile kernel of 4-bit V (k3v4, 6 warps) each operand register is instead one load from a
+//     one-N-tile kernel of 4-bit V (k3v4, 12 warps) each operand register is instead one load from a
 //     256-entry table in shared memory, indexed by the two tokens' codes of a dim (OCT_DM_VTAB).
 // At the end of the split the warps' (m, l, o) are merged in shared memory (each warp's rows there,
 // summed in warp order by the whole workgroup) and the workgroup writes the partial rows coalesced,
@@ -112,13 +112,16 @@ enum {
 #ifndef OCT_DM_VTAB
 #define OCT_DM_VTAB 32
 #endif
-// The table's entry rows (OCT_DM_VTROW, bytes): 4R, entry e's copies side by side, its offset e · 4R
-// made by a shift and a select per load (dm_vt); or 256 (R 32 only): rows of 64 words, copies 0..31
-// in the first 32, so that entry e's offset e · 256 plus the lane's copy is one byte permute of the
-// code byte and the copy's byte offset, half the index arithmetic. The table is then 64 KB, and the
-// kernel runs 12 warps, one workgroup per SM (OCT_DM_NW1V).
+// The table's entry rows (OCT_DM_VTROW, bytes): 256 (R 32 only), rows of 64 words, copies 0..31 in
+// the first 32, so that entry e's offset e · 256 plus the lane's copy is one byte permute of the
+// code byte and the copy's byte offset (dm_vt); the table is then 64 KB, and the kernel runs 12
+// warps, one workgroup per SM (OCT_DM_NW1V). Or 4R: entry e's copies side by side, its offset
+// e · 4R made by a shift and a select per load, 32 KB (6 warps, two workgroups per SM). Rows of 256
+// bytes: big 0.3655 ms (at 16 splits, its best) against 0.3840 (16) and 0.3906 (33, the best of
+// the split rule before), 208.2 M warp instructions against 230.2 M ("Twenty-fourth session",
+// call 2).
 #ifndef OCT_DM_VTROW
-#define OCT_DM_VTROW (4 * OCT_DM_VTAB)
+#define OCT_DM_VTROW (OCT_DM_VTAB == 32 ? 256 : 4 * OCT_DM_VTAB)
 #endif
 // Not the 8-warp kernel (known by its warp count: OCT_DM_NW1V may not be 8): it serves grids of at
 // most one workgroup per SM, whose warps walk a few tiles each (q1s100k: 6), and filling the table
@@ -136,8 +139,9 @@ struct DmVt {
 };
 
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries) with a V
-// table of VT words: 53.6 KB for NT 1 and 4 warps, 111 KB for 6 warps and the 32 KB table, more
-// than the 48 KB of static shared memory, so CUDA builds take it as dynamic shared memory.
+// table of VT words: 53.6 KB for NT 1 and 4 warps, 213 KB for 12 warps and the 64 KB table (111 KB
+// for 6 warps and 32 KB), more than the 48 KB of static shared memory, so CUDA builds take it as
+// dynamic shared memory.
 template <int NT, int NW, int VT = 0>
 struct DmSmem {
   alignas(16) uint8_t stage[NW][DM_STAGES][DM_STAGE];  // per warp: staged tiles (the merge reuses it)
@@ -1275,9 +1279,9 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 
 // One kernel per format (the layout is a compile-time constant), pass width and warp count: NT 1
 // (up to 8 queries per pass, G·query_group <= 8) at 3 workgroups of 4 warps per SM (k3v4, with the
-// V table: 2 of 6), NT 2 (16) at 2, NT 1 with
-// 8 warps at 1 (grids of at most one workgroup per SM), and the quad kernel (passes of up to 24
-// queries, NQ quads of 4 warps, dq_pass) for chunks of more than 8 queries.
+// V table: 1 of 12), NT 2 (16) at 2, NT 1 with 8 warps at 1 (grids of at most one workgroup per
+// SM), and the quad kernel (passes of up to 24 queries, NQ quads of 4 warps, dq_pass) for chunks
+// of more than 8 queries.
 #define OCT_DM_KERNEL(name, fmt, nt, nw, nq, occ) \
   OCT_KERNEL_OCC(32 * nw, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt, nw, nq) }
 #ifndef OCT_DM_OCC1
@@ -1286,10 +1290,13 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 #ifndef OCT_DM_NW1
 #define OCT_DM_NW1 4  // warps per workgroup of the NT 1 kernels on grids of more workgroups than SMs
 #endif
-// The same for the NT 1 kernel of 4-bit V with the V table (DmVt): at 32 copies (32 KB) three
-// workgroups of 4 warps do not fit an SM's shared memory, two of 6 do (111 KB each): 12 warps per
-// SM either way, and each warp's loads of the table on 32 banks (docs/measurements.md,
-// "Twenty-third session", call 3: big 0.413 ms at 16 copies and 4 warps, 0.394 at 32 and 6).
+// The same for the NT 1 kernel of 4-bit V with the V table (DmVt): at 32 copies in rows of 128
+// bytes (32 KB) three workgroups of 4 warps do not fit an SM's shared memory, two of 6 do (111 KB
+// each); in rows of 256 bytes (64 KB) one of 12 (213 KB): 12 warps per SM each way, and each
+// warp's loads of the table on 32 banks (docs/measurements.md, "Twenty-third session", call 3: big
+// 0.413 ms at 16 copies and 4 warps, 0.394 at 32 and 6; "Twenty-fourth session", call 2: 0.366 in
+// rows of 256 bytes at 12 warps). A workgroup per SM takes a split count of whole waves (bench:
+// AutoSplitsMMA).
 #ifndef OCT_DM_NW1V
 #define OCT_DM_NW1V (OCT_DM_VTROW == 256 ? 12 : OCT_DM_VTAB == 32 ? 6 : OCT_DM_NW1)
 #endif

@@ -203,6 +203,10 @@ $(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0 -DOCT_DM_VTAB=0))
 # The default (int8-K) decode with the 8-warp kernel for every pass of 8 and the per-warp passes of
 # 16, which the default library takes only for one-workgroup grids or not at all.
 $(eval $(call emu_variant,w8,-DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
+# The V table in rows of 128 bytes (OCT_DM_VTROW=128: the index a shift and a select, 32 KB, k3v4's
+# one-N-tile kernel at 6 warps), the default until the twenty-fourth session, kept as the measured
+# alternative.
+$(eval $(call emu_variant,vt128,-DOCT_DM_VTROW=128))
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
 #   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)
