@@ -48,6 +48,12 @@
 #ifndef OCT_DM_W8
 #define OCT_DM_W8 -1
 #endif
+// k3v4 takes the 8-warp kernel (OCT_DM_W8 -1) only for splits of at most OCT_DM_W8TOK tokens; longer
+// splits on at most one workgroup per SM go to the V table's kernel (12 warps, also one per SM),
+// whose table fill pays off over their tiles.
+#ifndef OCT_DM_W8TOK
+#define OCT_DM_W8TOK 2048
+#endif
 // The write-out's threads: four dims each with one 16-byte store (1), or one dim each (0).
 #ifndef OCT_DM_WV4
 #define OCT_DM_WV4 1
@@ -362,9 +368,10 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
 }
 
 // The per-warp kernels' block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
-// its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the 8-warp kernel only
-// (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel, 0.4110 with and without, both measured
-// beside a table fill since dropped: "Twenty-third session", call 8).
+// its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the kernels of one workgroup
+// per SM, 8 and 12 warps (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel of two per SM,
+// 0.4110 with and without, both measured beside a table fill since dropped: "Twenty-third
+// session", call 8; on the 12-warp kernel 0.3655 -> 0.3561: "Twenty-fourth session", call 3).
 #ifndef OCT_DM_BIDPRE
 #define OCT_DM_BIDPRE -1
 #endif
@@ -821,7 +828,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
 
   // OCT_DM_BIDPRE: the block id of the tile an iteration stages is loaded one iteration before (it
   // was the loop's longest wait: 2.5 % of big's stall samples on the compare that used it, call 7).
-  const bool bidpre = OCT_DM_BIDPRE > 0 || (OCT_DM_BIDPRE < 0 && NW == 8);
+  const bool bidpre = OCT_DM_BIDPRE > 0 || (OCT_DM_BIDPRE < 0 && NW >= 8);
   int32_t bpre = bidpre && w + 2 * NW < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + 2 * NW), contig) : -1;
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
@@ -1360,7 +1367,7 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   // token are empty and end at once).
   const int64_t used = (p.kv_max + p.split_len - 1) / p.split_len;
   const int64_t busy = chunks * (used < p.num_splits ? used : p.num_splits) * p.hkv;
-  const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms));
+  const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms && (p.fmt != 4 || p.split_len <= OCT_DM_W8TOK)));
   if (w8) {
     switch (p.fmt) {
       case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 0);
