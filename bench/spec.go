@@ -282,10 +282,14 @@ const MMAPassQueries = 24
 // 1); the latency shapes are clamped by ⌊kv_max / 768⌋ either way.
 //
 // The one-N-tile kernel of k3v4 (fmt; G·query_group ≤ 8) holds the V table and runs one workgroup
-// of 12 warps per SM (twenty-fourth session): there it takes ⌊4·SMs / W⌋, four waves with no
-// partial wave after them, not ⌈8·SMs / W⌉. Call 2, big (W 32) by split count, two rounds: 0.3655
-// ms at 16 splits (3.9 waves), 0.3774 at 11, 0.4230 at 17 (4.1 waves: a fifth wave of 16
-// workgroups), 0.4073 at 22, 0.4149 at 26, 0.3953 at 33 (8 waves).
+// of 12 warps per SM (twenty-fourth session). There it takes the count k ≤ min(1024, ⌊kv_max /
+// 768⌋) of the best score E(k) − 0.03·(waves − 1): waves = ⌈k·W / SMs⌉, E(k) = k·W / (SMs · waves)
+// the SMs' share of those waves that has work (the smallest k of the best score). Each wave after
+// the first costs about 3 % of big's time (each workgroup's start and end): big (W 32) by split
+// count, two rounds each (calls 2–4): 4 splits (one wave of 128 workgroups) 0.3267 / 0.3280 ms, 8
+// (1.94 waves) 0.3380 / 0.3376, 12 (2.9) 0.3471 / 0.3472, 16 (3.9) 0.3566 / 0.3556, 33 (8) 0.3953
+// (without the block ids ahead); a partial last wave costs what is idle in it: 5 splits (1.2
+// waves) 0.5147, 9 (2.2) 0.4446, 17 (4.1) 0.4230.
 func AutoSplitsMMA(fmt oracle.FormatID, rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {
@@ -300,7 +304,21 @@ func AutoSplitsMMA(fmt oracle.FormatID, rowsPerCall, queryGroup, g, kvHeads, kvM
 		return ns
 	}
 	if fmt == oracle.K3V4 && queryGroup*g <= 8 {
-		return max(1, min(4*computeUnits/wg, min(oracle.MaxSplits, kvMax/768)))
+		return wholeWaves(wg, computeUnits, max(1, min(oracle.MaxSplits, kvMax/768)))
 	}
 	return floor
+}
+
+// wholeWaves is the split count k in 1..kmax of the best E(k) − 0.03·(waves − 1) for a kernel of
+// one workgroup per SM (AutoSplitsMMA), the smallest of equal scores.
+func wholeWaves(wg, computeUnits, kmax int) int {
+	best, bestScore := 1, math.Inf(-1)
+	for k := 1; k <= kmax; k++ {
+		waves := (k*wg + computeUnits - 1) / computeUnits
+		score := float64(k*wg)/float64(computeUnits*waves) - 0.03*float64(waves-1)
+		if score > bestScore+1e-12 {
+			best, bestScore = k, score
+		}
+	}
+	return best
 }

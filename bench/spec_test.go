@@ -179,15 +179,18 @@ func TestAutoSplits(t *testing.T) {
 		{oracle.K3V4, 4, 4, 6, 1, 100000, 132, 131},     // q4s100k: one workgroup per split (a pass of 24), as q1s100k
 		{oracle.K3V4, 1, 1, 6, 1, 100000, 130, 130},     // 131 would not fit 130 SMs: ⌊100000 / 768⌋
 		{oracle.K3V4, 1, 1, 6, 1, 102000, 132, 132},     // ⌈102000 / 768⌉ = 133 > 132 SMs: ⌊⌋
-		{oracle.K3V4, 8, 1, 6, 4, 131072, 132, 16},      // big: ⌊4·132 / 32⌋ (the V table kernel, one workgroup per SM)
+		{oracle.K3V4, 8, 1, 6, 4, 131072, 132, 4},       // big: one wave of 128 workgroups (the V table kernel, one per SM)
 		{oracle.K3V3, 8, 1, 6, 4, 131072, 132, 33},      // big in k3v3: ⌈8·132 / 32⌉ workgroups per split (AutoSplits: 66)
-		{oracle.K3V4, 8, 4, 2, 4, 131072, 132, 66},      // 8 queries per workgroup (query_group 4, G 2): the table kernel, ⌊528 / 8⌋
+		{oracle.K3V4, 8, 4, 2, 4, 131072, 132, 33},      // 8 workgroups per split: two full waves (0.97) over one of 128 (0.9697)
+		{oracle.K3V4, 8, 1, 6, 6, 131072, 132, 11},      // 48 workgroups per split: 528 in 4 full waves (1 − 0.09) over 96 in 1 (0.727)
 		{oracle.K3V4, 128, 4, 6, 1, 100000, 132, 33},    // q2ks100k: 32 row chunks x 1 pass per call
 		{oracle.K3V4, 2, 2, 4, 1, 100000, 132, 131},     // 8 queries: one pass
 		{oracle.K3V4, 1, 4, 8, 1, 1 << 20, 132, 528},    // 32 queries, 2 passes: 1056 / 2
 		{oracle.K3V4, 1, 4, 12, 1, 1 << 20, 132, 528},   // 48 queries, 2 passes of 24
-		{oracle.K3V4, 1, 1, 1, 1, 10 << 20, 1000, 1024}, // capped at 1024
-		{oracle.K3V4, 1, 1, 6, 1, 2048, 1, 2},           // tiny on the emulator
+		{oracle.K3V4, 1, 1, 1, 1, 10 << 20, 1000, 1000}, // one full wave, not 1024 in two
+		{oracle.K3V3, 1, 1, 1, 1, 10 << 20, 1000, 1024}, // capped at 1024
+		{oracle.K3V4, 1, 1, 6, 1, 2048, 1, 1},           // tiny on the emulator: one wave
+		{oracle.K3V3, 1, 1, 6, 1, 2048, 1, 2},           // the same in k3v3
 		{oracle.K3V4, 1, 1, 6, 1, 100000, 0, 131},       // unknown CU count: an H200's 132
 	} {
 		if got := AutoSplitsMMA(c.fmt, c.rows, c.qg, c.g, c.hkv, c.kvMax, c.cus); got != c.want {
@@ -201,7 +204,7 @@ func TestAutoSplits(t *testing.T) {
 		want int
 	}{
 		{"q4s100k", kernels.TierPortable, 260}, {"q4s100k", kernels.TierWMMA, 260}, {"q4s100k", kernels.TierMMA, 131},
-		{"q1s100k", kernels.TierMMA, 131}, {"big", kernels.TierMMA, 16}, {"q2ks100k", kernels.TierMMA, 33},
+		{"q1s100k", kernels.TierMMA, 131}, {"big", kernels.TierMMA, 4}, {"q2ks100k", kernels.TierMMA, 33},
 	} {
 		if got := TierAutoSplits(c.tier, specNamed(t, c.spec), o, 132); got != c.want {
 			t.Errorf("TierAutoSplits(%d, %s) = %d, want %d", c.tier, c.spec, got, c.want)

@@ -61,9 +61,10 @@ num_splits auto = clamp(⌈16·SMs / W⌉, 1, min(1024, ⌊kv_max/T⌋)), W = �
   query_group⌉ · Hkv workgroups per split, T = 768 tokens, 384 when query_group · G > 8; on the
   mma tier the numerator is 8·SMs, W also counts the workgroups a chunk's passes take side by
   side (× ⌈query_group · G / 24⌉ when query_group · G > 8), T is 768 always, and ⌈kv_max/768⌉
-  splits are taken instead when that many splits of W workgroups fit on the SMs at once, and
-  ⌊4·SMs / W⌋ (whole waves) for k3v4 when query_group · G ≤ 8 (its decode kernel there runs one
-  workgroup per SM) (so each tier is timed at its own count, the spec set up once per count);
+  splits are taken instead when that many splits of W workgroups fit on the SMs at once; for
+  k3v4 when query_group · G ≤ 8 (its decode kernel there runs one workgroup per SM) the count k
+  of the best k·W / (SMs · waves) − 0.03·(waves − 1), waves = ⌈k·W / SMs⌉ (big: 4, one wave) (so
+  each tier is timed at its own count, the spec set up once per count);
 query_group auto = min(4, query tokens per request).
 A prefill spec passes --splits as octave_prefill's num_splits: auto is 0 (the tier chooses: the
 mma tier splits the prefix when its grid leaves SMs idle), N (1..64) asks the mma tier for N
