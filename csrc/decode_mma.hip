@@ -320,7 +320,7 @@ template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
                           int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
   typedef DmFmt<FMT> F;
-  const int64_t hoff = (int64_t)s.h * p.c_sh;
+  const int64_t hoff = (int64_t)((uint64_t)(uint32_t)s.h * (uint64_t)p.c_sh);  // (h >= 0: no sign extension)
   // (in 32 bits: token positions are below 2^31, so are their differences' magnitudes)
   const int d0 = (int)s.t0 - (int)ts, d1 = (int)s.te - (int)ts;
   const int lo = d0 > 0 ? d0 : 0, hi = d1 < DM_TOK ? d1 : DM_TOK;
@@ -330,7 +330,8 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
   if (F::CONTIG_OK && contig) {
     const uint32_t lb = dm_blk(p, (uint32_t)ts);
     if (bid < 0 || bid >= p.num_blocks) return 0u;
-    const uint8_t* src = p.cache + (int64_t)bid * p.c_sb + hoff + (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
+    const uint8_t* src = p.cache + (int64_t)((uint64_t)(uint32_t)bid * (uint64_t)p.c_sb) + hoff +
+                         (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     enum { NU = DM_TOK * F::SLOT / 16 };  // 16-byte units of the tile
     if (OCT_DM_COPYU && parts == 1) {  // one warp copies the tile: unrolled, one bound check (the last round)
       DmCopyU<0, (NU + 31) / 32, NU>::run(st + 16 * lane, src + 16 * lane, lane);
@@ -534,12 +535,12 @@ OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask
                         uint16_t (*pt)[8][DM_TOK]) {
   const float ninf = -oct_inf();
   const bool okg = (mask >> g) & 1, ok8 = (mask >> (g + 8)) & 1;
-  const int64_t tgg = ts + g, tg8 = ts + g + 8;
+  const int tgg = (int)ts + g, tg8 = (int)ts + g + 8;  // (token positions are below 2^31)
   bool rescale = false;
   OCT_UNROLL for (int n = 0; n < NT; n++) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       // (mutant OCT_MUT_DECODE_MMA_KLEN_EDGE: the token at klen attended too)
-      const int64_t kqe = kq[n][c] + (OCT_MUTANT(OCT_MUT_DECODE_MMA_KLEN_EDGE) && kq[n][c] > 0 ? 1 : 0);
+      const int kqe = kq[n][c] + (OCT_MUTANT(OCT_MUT_DECODE_MMA_KLEN_EDGE) && kq[n][c] > 0 ? 1 : 0);
       const float sg = okg && tgg < kqe ? oct_mul_rn(sc[n][c], p.score_scale) : ninf;
       const float s8 = ok8 && tg8 < kqe ? oct_mul_rn(sc[n][2 + c], p.score_scale) : ninf;
       float mx = oct_fmax(sg, s8);
