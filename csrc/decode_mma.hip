@@ -1174,9 +1174,10 @@ OCT_DEV uint32_t dm_ventry(uint32_t e) {
   return lo;
 }
 // Fills the V table's R copies, before the first pass's barrier (which orders the writes before the
-// reads): each thread the entry of each word it writes (43 for R 32 and 6 warps). (Computing each
-// entry once and broadcasting it by shuffles measured big 0.411 against 0.393 ms: nvcc's tile loop
-// came out 47 instructions longer; "Twenty-third session", call 8.)
+// reads): each thread the entry of each word it writes (21 or 22 for R 32 in rows of 64 words and
+// 12 warps; 43 in rows of 32 and 6 warps). (Computing each entry once and broadcasting it by
+// shuffles measured big 0.411 against 0.393 ms: nvcc's tile loop came out 47 instructions longer;
+// "Twenty-third session", call 8.)
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
   const int r = DmVt<FMT, NT, NW>::R, row = DmVt<FMT, NT, NW>::ROW;
