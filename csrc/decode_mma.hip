@@ -1012,18 +1012,22 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // on a block-table load.
   const bool bidpre = OCT_DQ_BIDPRE && OCT_DQ_STAGER && stager;
   // (the block id of tile i is dm_tile_bid's; without bidpre, dm_issue loads it itself)
-#define DQ_BID(i) (bidpre && (i) < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (int64_t)(i), contig) : -1)
-#define DQ_ISSUE(st, i, bid)                                                                                  \
-  (bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, tfirst + DM_TOK * (int64_t)(i), contig, lane, part, parts, bid) \
-          : dm_issue<FMT>(p, s, sm.off[w], st, btr, tfirst + DM_TOK * (int64_t)(i), contig, lane, part, parts))
-  const int32_t b0 = DQ_BID(qd), b1 = DQ_BID(qd + NQ);
-  int32_t bnext = DQ_BID(qd + 2 * NQ);
+  auto dq_bid = [&](int i) -> int32_t {
+    return bidpre && i < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (int64_t)i, contig) : -1;
+  };
+  auto dq_issue = [&](uint8_t* st, int i, int32_t bid) -> uint32_t {
+    const int64_t ti = tfirst + DM_TOK * (int64_t)i;
+    return bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, ti, contig, lane, part, parts, bid)
+                  : dm_issue<FMT>(p, s, sm.off[w], st, btr, ti, contig, lane, part, parts);
+  };
+  const int32_t b0 = dq_bid(qd), b1 = dq_bid(qd + NQ);
+  int32_t bnext = dq_bid(qd + 2 * NQ);
   auto first_tiles = [&]() {  // (while the queries load: OCT_DM_EARLY)
     if (!stager) return;
     uint32_t m0 = 0, m1 = 0;
-    if (qd < ntile) m0 = DQ_ISSUE(stage0, qd, b0);
+    if (qd < ntile) m0 = dq_issue(stage0, qd, b0);
     oct_async_commit();
-    if (qd + NQ < ntile) m1 = DQ_ISSUE(stage1, qd + NQ, b1);
+    if (qd + NQ < ntile) m1 = dq_issue(stage1, qd + NQ, b1);
     oct_async_commit();
     if (wq == 3 && lane == 0) sm.msk[qd][0] = m0, sm.msk[qd][1] = m1;
   };
@@ -1079,9 +1083,9 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     dq_sync(qd);  // B: the four blocks' shares are written
     if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
       uint32_t m2 = 0;
-      if (it + 2 * NQ < ntile) m2 = DQ_ISSUE(stage2, it + 2 * NQ, bnext);
+      if (it + 2 * NQ < ntile) m2 = dq_issue(stage2, it + 2 * NQ, bnext);
       // (mutant OCT_MUT_DECODE_MMA_STALE_BID: the block id of the tile just issued kept for the next)
-      bnext = DQ_BID(it + (OCT_MUTANT(OCT_MUT_DECODE_MMA_STALE_BID) ? 2 : 3) * NQ);
+      bnext = dq_bid(it + (OCT_MUTANT(OCT_MUT_DECODE_MMA_STALE_BID) ? 2 : 3) * NQ);
       oct_async_commit();
       if (lane == 0) sm.msk[qd][mi2] = m2;
     }
@@ -1116,8 +1120,6 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
     uint8_t* tmp = stage0;
     stage0 = stage1, stage1 = stage2, stage2 = tmp;
   }
-#undef DQ_BID
-#undef DQ_ISSUE
   oct_async_wait<0>();
 
   // Merge the quads: warp n of a quad holds N tile n's m and l.
