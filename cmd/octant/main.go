@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -58,7 +60,24 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'octant <command> -h' for a command's flags.")
 }
 
+// runVersion prints the suite version. It takes no flags and no arguments: -h and --help print
+// its usage (on stdout, exit 0, as the top-level --help does); anything else is a usage error.
 func runVersion(args []string, stdout, stderr io.Writer) int {
+	usage := "usage: octant version\n\nPrints the suite version (the one recorded in reports) and exits 0. It takes no flags."
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the usage goes to stdout when asked for, to stderr after an error
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stdout, usage)
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "octant version: %v\n%s\n", err, usage)
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "octant version: unexpected argument %q: expected none\n%s\n", fs.Arg(0), usage)
+		return 2
+	}
 	fmt.Fprintf(stdout, "octant %s\n", Version)
 	return 0
 }
