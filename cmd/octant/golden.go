@@ -48,7 +48,9 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "file\tkind\tcases\tidentical\texplained\tunexplained\tidentical %\tmax rel L2\tpadding ok\t")
+	// A slot file's case is one slot: its columns count slots. -v's lines count differences per
+	// code or scale, and hazards per quantization group; each says so.
+	fmt.Fprintln(tw, "file\tkind\tcases\tidentical slots\texplained slots\tunexplained slots\tidentical %\tmax rel L2\tpadding ok\t")
 	failed := false
 	var nIdent, nExpl, nUnexpl, nAttn int
 	maxRel := 0.0
@@ -75,7 +77,8 @@ func runGolden(args []string, stdout, stderr io.Writer) int {
 			problems = append(problems, fmt.Sprintf("%s: unexplained slot %s", filepath.Base(p), u))
 		}
 		if *verbose {
-			problems = append(problems, fmt.Sprintf("%s: accepted differences by rule: %s; hazards: %s", filepath.Base(p), countList(st.Rules), countList(st.Hazards)))
+			problems = append(problems, fmt.Sprintf("%s: accepted differences from the exact quantization, counted per code or scale, by rule: %s; format hazards, counted per quantization group: %s",
+				filepath.Base(p), countList(st.Rules), countList(st.Hazards)))
 		}
 	}
 	for _, p := range attnPaths {

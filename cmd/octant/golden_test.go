@@ -127,15 +127,20 @@ func TestGoldenUsageErrors(t *testing.T) {
 }
 
 // TestGoldenVerboseCounts: -v lists the accepted differences and hazards as "name count" pairs,
-// sorted, never as a Go map.
+// sorted, never as a Go map, each list saying what it counts (codes or scales; quantization
+// groups), and the table's slot columns say they count slots.
 func TestGoldenVerboseCounts(t *testing.T) {
 	code, out, errs := runCLI("golden", "-v", "--check", upstream)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	want := regexp.MustCompile(`(?m)^slots-octave_k3v4\.json\.gz: accepted differences by rule: code-tie \d+, scale-of-stored-codes \d+; hazards: K0:scale-overflow \d+, `)
+	want := regexp.MustCompile(`(?m)^slots-octave_k3v4\.json\.gz: accepted differences from the exact quantization, counted per code or scale, by rule: code-tie \d+, scale-of-stored-codes \d+; format hazards, counted per quantization group: K0:scale-overflow \d+, `)
 	if strings.Contains(out, "map[") || !want.MatchString(out) {
 		t.Errorf("-v output:\n%s", out)
+	}
+	header := regexp.MustCompile(`(?m)^ *file +kind +cases +identical slots +explained slots +unexplained slots +identical % +max rel L2 +padding ok$`)
+	if !header.MatchString(out) {
+		t.Errorf("the table's header does not say its slot columns count slots:\n%s", out)
 	}
 	if got := countList(map[string]int{"none": 1, "code-tie": 261}); got != "code-tie 261, none 1" {
 		t.Errorf("countList = %q", got)

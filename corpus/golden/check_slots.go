@@ -13,8 +13,8 @@ type SlotStats struct {
 	File                              string
 	CacheDtype                        string
 	Identical, Explained, Unexplained int
-	Rules                             map[string]int // accepted differences by rule
-	Hazards                           map[string]int // format hazards by kind
+	Rules                             map[string]int // accepted differences by rule, one per differing code or scale
+	Hazards                           map[string]int // format hazards by group name and kind: how many quantization groups have each
 	UnexplainedCases                  []string       // "name: summary" of each unexplained slot
 }
 
