@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -208,19 +211,69 @@ func TestSkipContract(t *testing.T) {
 	})
 }
 
-// The must-not-matter properties (mustnotmatter.go): on $OCTANT_LIB's implementations when it is
-// set, else on the oracle alone (its models read only what the contract lets them).
+// The must-not-matter properties (mustnotmatter.go), each through mustNotMatterTest: on every tier
+// of $OCTANT_LIB when it is set, else on the oracle alone (its models read only what the contract
+// lets them), saying so.
 func TestMustNotMatterDecode(t *testing.T) {
-	rapid.Check(t, Counted(PropNameMNMDecode, PropMustNotMatterDecode))
+	mustNotMatterTest(t, PropNameMNMDecode, PropMustNotMatterDecode)
 }
 func TestMustNotMatterPrefill(t *testing.T) {
-	rapid.Check(t, Counted(PropNameMNMPrefill, PropMustNotMatterPrefill))
+	mustNotMatterTest(t, PropNameMNMPrefill, PropMustNotMatterPrefill)
 }
 func TestMustNotMatterStore(t *testing.T) {
-	rapid.Check(t, Counted(PropNameMNMStore, PropMustNotMatterStore))
+	mustNotMatterTest(t, PropNameMNMStore, PropMustNotMatterStore)
 }
 func TestMustNotMatterReduce(t *testing.T) {
-	rapid.Check(t, Counted(PropNameMNMReduce, PropMustNotMatterReduce))
+	mustNotMatterTest(t, PropNameMNMReduce, PropMustNotMatterReduce)
+}
+
+// mustNotMatterTest runs a must-not-matter property as subtest "library" on every tier of
+// $OCTANT_LIB that implements its op, logging the library and its tiers; without $OCTANT_LIB, as
+// subtest "oracle" on the oracle alone, logging that no kernel was judged, and subtest "library"
+// skipped: a run without a library counts a skip, so that its pass never reads as a kernel's.
+func mustNotMatterTest(t *testing.T, name string, prop func(*rapid.T)) {
+	l, err := harness.Env()
+	switch {
+	case errors.Is(err, harness.ErrNoLib):
+		t.Logf("%s: %s is not set: judged on the oracle alone (subtest oracle); no kernel library is judged (make emu-test runs it on every tier of build/liboctave_emu.so)", name, harness.LibEnv)
+		t.Run("oracle", func(t *testing.T) { rapid.Check(t, Counted(name, prop)) })
+		t.Run("library", func(t *testing.T) {
+			t.Skipf("%s is not set: no kernel library to judge (only the oracle ran)", harness.LibEnv)
+		})
+	case err != nil:
+		t.Fatal(err)
+	default:
+		t.Logf("%s: judged on every tier of %s that implements the op (the library lists %s)", name, l.Path, strings.Join(l.TierNames(), ", "))
+		t.Run("library", func(t *testing.T) { rapid.Check(t, Counted(name, prop)) })
+	}
+}
+
+// TestMustNotMatterSaysOracleAlone: without $OCTANT_LIB a must-not-matter test says it judged the
+// oracle alone and reports its library part as skipped (this test binary, run again with
+// OCTANT_LIB unset, on TestMustNotMatterReduce, the quickest).
+func TestMustNotMatterSaysOracleAlone(t *testing.T) {
+	if os.Getenv("OCTANT_MNM_CHILD") != "" {
+		t.Skip("in the child run")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^TestMustNotMatterReduce$", "-test.v", "-test.count=1", "-rapid.checks=5")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, harness.LibEnv+"=") }), "OCTANT_MNM_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"is not set: judged on the oracle alone",
+		"--- PASS: TestMustNotMatterReduce/oracle",
+		"--- SKIP: TestMustNotMatterReduce/library",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("without %s the output lacks %q:\n%s", harness.LibEnv, want, out)
+		}
+	}
 }
 
 // TestDecodeWorkersEnv: $OCTANT_DECODE_WORKERS sets how many cases TestGPUDecode judges at once;
