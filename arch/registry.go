@@ -43,6 +43,17 @@ type Tier struct {
 	// certifiable, and Missing names the kernel. An op is built when the tier is Built and the op
 	// is not listed here (BuiltFor).
 	NotBuilt []Op
+	// VariantProfiles lists, per op, the profiles of other builds of the tier that this
+	// repository makes and tests (a compile-time variant whose arithmetic differs): a library of
+	// such a build may declare them (AllowedProfiles), and no other.
+	VariantProfiles map[Op][]string
+	// CouplesRows declares that the tier's decode arithmetic lets a query row's output depend on
+	// cache bytes past the row's own klen that a sibling row (a longer MTP or chunk row of the same
+	// request, sharing its workgroup under query_group > 1) attends. The isolation property
+	// (fuzz.CheckIsolation, docs/fuzz.md) then holds the tier's rows to their declared profile's
+	// bound and to finite output when those bytes are poisoned, instead of to the same bits. false:
+	// every row's output is bit for bit independent of every byte outside its own attended range.
+	CouplesRows bool
 }
 
 // BuiltFor reports whether the tier's kernels for op are compiled into the library this
@@ -308,7 +319,7 @@ var registry = []Arch{
 		// for the scores; a build with OCT_DM_INT8K=0 computes wmma-f16q and says so) and prefill
 		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
 		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "prefill-int8row",
-			PrefillProfile: "prefill-int8row+chunk-f16", Built: true}},
+			PrefillProfile: "prefill-int8row+chunk-f16", Built: true, VariantProfiles: map[Op][]string{Decode: {"wmma-f16q"}}}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/octant-kv/octant/internal/specref"
 	"github.com/octant-kv/octant/oracle"
 )
 
@@ -41,33 +42,9 @@ func refThresholds(bits int) []float64 {
 	return t
 }
 
-// refRotate is docs/format.md §3's rotate in float32: signs, then butterflies with stride 1, 2, …, B/2
-// (new[k] = a+b, new[k+h] = a−b), then × 1/√B.
-func refRotate(x []float32, s oracle.Signs, block int) []float32 {
-	y := make([]float32, len(x))
-	for i, v := range x {
-		if s[i] {
-			v = -v
-		}
-		y[i] = v
-	}
-	for b0 := 0; b0 < len(y); b0 += block {
-		blk := y[b0 : b0+block]
-		for h := 1; h < block; h *= 2 {
-			for k := 0; k < block; k++ {
-				if k&h == 0 {
-					a, c := blk[k], blk[k+h]
-					blk[k], blk[k+h] = a+c, a-c
-				}
-			}
-		}
-		inv := float32(1 / math.Sqrt(float64(block)))
-		for k := range blk {
-			blk[k] = float32(blk[k] * inv)
-		}
-	}
-	return y
-}
+// refRotate is docs/format.md §3's rotate in float32 (specref.Rotate, which shares no code with
+// the oracle's FWHT).
+func refRotate(x []float32, s oracle.Signs, block int) []float32 { return specref.Rotate(x, s, block) }
 
 // refGroup is one quantization group as docs/format.md §5 lays it out.
 type refGroup struct {

@@ -26,6 +26,27 @@ type Lib struct {
 	Lib   *kernels.Lib
 	Dev   *kernels.Device
 	Tiers []kernels.TierDesc
+	// Ops runs the C ABI's ops: Dev itself, or an implementation wrapped around it (the
+	// certifier's fixtures, harnesstest) whose verdicts the judges must reach on their own.
+	Ops Kernels
+}
+
+// Kernels is the C ABI's ops as the judges call them (kernels.Device implements it).
+type Kernels interface {
+	Store(kernels.StoreArgs) error
+	Rotate(kernels.RotateArgs) error
+	Decode(kernels.DecodeArgs) error
+	Reduce(kernels.ReduceArgs) error
+	Prefill(kernels.PrefillArgs) error
+	WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64
+}
+
+// ops is what runs l's ops: Ops when set, else the device.
+func (l *Lib) ops() Kernels {
+	if l.Ops != nil {
+		return l.Ops
+	}
+	return l.Dev
 }
 
 // PoolBytes is how much freed device memory the fuzz targets and the conformance runner let a

@@ -69,10 +69,14 @@ func (c *PrefillCall) profile(prefix, chunk oracle.Profile) func() (*oracle.Prof
 }
 
 // declaredPrefillProfiles is the profile pair an implementation declares (the oracle's own model:
-// the upstream-like prefill-int8row + prefill-chunk-f16).
+// the upstream-like prefill-int8row + prefill-chunk-f16), which must be one the registry allows
+// its tier (arch.CheckProfile).
 func declaredPrefillProfiles(im Impl) (prefix, chunk oracle.Profile, err error) {
 	if im.Oracle {
 		return oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16, nil
+	}
+	if err := arch.CheckProfile(im.Tier.Name, arch.Prefill, im.Tier.PrefillProfile); err != nil {
+		return "", "", err
 	}
 	if prefix, chunk, err = oracle.ParsePrefillProfile(im.Tier.PrefillProfile); err != nil {
 		return "", "", fmt.Errorf("tier declares prefill profile %q: %v", im.Tier.PrefillProfile, err)
@@ -196,7 +200,7 @@ func (c *PrefillCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 		NumSeqs: int32(len(in.SeqLens)), NumQHeads: int32(hq), NumKVHeads: int32(hkv), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize),
 		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale), NumSplits: int32(c.Splits)}
 	op := "prefill (tier " + tier.Name + ")"
-	if err := l.finish(bufs, op, l.Dev.Prefill(a)); err != nil {
+	if err := l.finish(bufs, op, l.ops().Prefill(a)); err != nil {
 		return nil, err
 	}
 	return outputRows(out, op, T, hq*d, outTok)
