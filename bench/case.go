@@ -32,13 +32,18 @@ type Case struct {
 	NumBlocks  int
 	MaxBlocks  int
 	Args       []kernels.DecodeArgs // a decode spec's calls of one iteration
+	Rows       []RowRange           // the query rows of each decode call of Args
 	Prefill    *kernels.PrefillArgs // a prefill spec's one call
 
-	// host copies of the inputs (a test checks the output against the oracle)
+	// Host copies of the inputs: what the judge gives the oracle (Judge), beside the packed
+	// cache, which it reads back from the device.
 	HostQuery      []uint16
 	HostBlockTable []int32
 	HostQToReq     []int32
 	HostQToKlen    []int32
+	HostK, HostV   []uint16 // prefill: the chunk's own K and V, [NumQ][Hkv][HeadSize]
+	HostCuSeqlens  []int32  // prefill: cu_seqlens_q
+	HostSeqLens    []int32  // prefill: seq_lens
 
 	Cache, Query, Out, BlockTable, QToReq, QToKlen, Partials *kernels.Buffer
 	K, V, CuSeqlens, SeqLens                                 *kernels.Buffer // prefill: the chunk's own K/V and the sequence arrays
@@ -238,6 +243,7 @@ func Setup(d *kernels.Device, s Spec, splits int, o Options, progress func(strin
 		a.QToKlen = c.QToKlen.Ptr + uintptr(4*r.Lo)
 		a.NumQ = int32(r.Hi - r.Lo)
 		c.Args = append(c.Args, a)
+		c.Rows = append(c.Rows, r)
 	}
 	return c, nil
 }
@@ -337,12 +343,18 @@ func (c *Case) Free() {
 func setupPrefill(d *kernels.Device, c *Case, o Options, rng *rand.Rand) error {
 	s := c.Spec
 	numQ, hq := s.NumQ(), s.Hq()
-	kv := make([]uint16, numQ*s.KVHeads*HeadSize)
 	cu := make([]int32, s.Reqs+1)
 	sl := make([]int32, s.Reqs)
 	for r := range s.Reqs {
 		cu[r+1] = int32((r + 1) * s.QPerReq)
 		sl[r] = int32(s.Tokens)
+	}
+	c.HostCuSeqlens, c.HostSeqLens = cu, sl
+	c.HostK, c.HostV = make([]uint16, numQ*s.KVHeads*HeadSize), make([]uint16, numQ*s.KVHeads*HeadSize)
+	for _, kv := range [][]uint16{c.HostK, c.HostV} {
+		for i := range kv {
+			kv[i] = f16Rand(rng)
+		}
 	}
 	var err error
 	for _, b := range []struct {
@@ -350,23 +362,16 @@ func setupPrefill(d *kernels.Device, c *Case, o Options, rng *rand.Rand) error {
 		what string
 		data []byte
 	}{
-		{&c.Query, "query", kernels.Uint16Bytes(c.HostQuery)}, {&c.K, "chunk K", nil}, {&c.V, "chunk V", nil},
+		{&c.Query, "query", kernels.Uint16Bytes(c.HostQuery)}, {&c.K, "chunk K", kernels.Uint16Bytes(c.HostK)}, {&c.V, "chunk V", kernels.Uint16Bytes(c.HostV)},
 		{&c.CuSeqlens, "cu_seqlens_q", kernels.Int32Bytes(cu)}, {&c.SeqLens, "seq_lens", kernels.Int32Bytes(sl)},
 		{&c.BlockTable, "", kernels.Int32Bytes(c.HostBlockTable)},
 	} {
-		data := b.data
-		if data == nil {
-			for i := range kv {
-				kv[i] = f16Rand(rng)
-			}
-			data = kernels.Uint16Bytes(kv)
-		}
 		if *b.dst == nil {
-			if *b.dst, err = alloc(d, s, b.what, int64(len(data)), 0); err != nil {
+			if *b.dst, err = alloc(d, s, b.what, int64(len(b.data)), 0); err != nil {
 				return err
 			}
 		}
-		if err := (*b.dst).Write(0, data); err != nil {
+		if err := (*b.dst).Write(0, b.data); err != nil {
 			return err
 		}
 	}

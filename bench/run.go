@@ -18,7 +18,7 @@ type Config struct {
 	Specs  []Spec
 	Splits []int // num_splits settings (0: auto); every spec is timed at each
 	// Tiers are the decode tiers to time, each over the same inputs (one Setup per spec and
-	// num_splits setting); empty: the portable tier alone.
+	// num_splits setting), each judged over them first; empty: the device's portable tier alone.
 	Tiers     []kernels.TierDesc
 	CopyBytes int64 // size of the d2d copy that measures HBM bandwidth; 0: not measured
 	CopyReps  int   // timed copies
@@ -28,6 +28,9 @@ type Config struct {
 	Progress func(format string, a ...any)
 	// Failed, when not nil, receives each failure as it happens; the report records it too.
 	Failed func(err error)
+	// Judge judges each setup on the tiers about to be timed over it; nil: Judge (package
+	// harness). A tier whose verdict is Fail is not timed.
+	Judge JudgeFunc
 }
 
 // Result is one row of the report: one spec at one num_splits setting.
@@ -51,20 +54,30 @@ type Result struct {
 	Bytes        int64   `json:"bytes_read"`
 	FP16Bytes    int64   `json:"fp16_kv_bytes"`
 	QKPairs      int64   `json:"qk_pairs"`
-	Timing       Timing  `json:"timing"` // the host clock around the call(s) and the sync
-	MedianMS     float64 `json:"median_ms"`
-	MinMS        float64 `json:"min_ms"`
-	DeviceTiming Timing  `json:"device_timing"` // the device timer (events) around the call(s)
-	DeviceMS     float64 `json:"device_median_ms"`
-	DeviceMinMS  float64 `json:"device_min_ms"`
-	StreamMS     float64 `json:"stream_ms"`
-	GBps         float64 `json:"gbps"`
-	StreamGBps   float64 `json:"stream_gbps"`
-	Fraction     float64 `json:"hbm_fraction"`
-	GQKps        float64 `json:"gqk_per_s"`
-	Error        string  `json:"error,omitempty"`
-	ErrorIsEnv   bool    `json:"-"`
-	ErrorIsCheck bool    `json:"-"`
+	Timing       Timing  `json:"timing,omitzero"` // the host clock around the call(s) and the sync
+	MedianMS     float64 `json:"median_ms,omitzero"`
+	MinMS        float64 `json:"min_ms,omitzero"`
+	DeviceTiming Timing  `json:"device_timing,omitzero"` // the device timer (events) around the call(s)
+	DeviceMS     float64 `json:"device_median_ms,omitzero"`
+	DeviceMinMS  float64 `json:"device_min_ms,omitzero"`
+	StreamMS     float64 `json:"stream_ms,omitzero"`
+	GBps         float64 `json:"gbps,omitzero"`
+	StreamGBps   float64 `json:"stream_gbps,omitzero"`
+	Fraction     float64 `json:"hbm_fraction,omitzero"`
+	GQKps        float64 `json:"gqk_per_s,omitzero"`
+	// Verdict is the one judge's status for this setup on this tier (Pass, QualityWarning, Fail;
+	// harness.Verdict), judged before it was timed; VerdictNote its line (the worst ratio to the
+	// bound, the distance from exact attention, or the warning). JudgeS is the wall time of
+	// judging the setup: every call of an iteration on every tier timed over it, at once.
+	Verdict     string  `json:"verdict,omitempty"`
+	VerdictNote string  `json:"verdict_note,omitempty"`
+	JudgeS      float64 `json:"judge_s,omitempty"`
+	// Error is "FAILED: " and the reason: the verdict's message when the judge failed the tier,
+	// else what failed (the setup, a timed call, the output check, the environment). A failed
+	// result has no time.
+	Error        string `json:"error,omitempty"`
+	ErrorIsEnv   bool   `json:"-"`
+	ErrorIsCheck bool   `json:"-"`
 }
 
 // Report is a run's results with what they were measured on: the JSON document of
@@ -106,6 +119,13 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 	failed := cfg.Failed
 	if failed == nil {
 		failed = func(error) {}
+	}
+	if len(cfg.Tiers) == 0 {
+		pt, err := portableTier(d)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tiers = []kernels.TierDesc{pt}
 	}
 	info, f := d.Info, cfg.Fmt
 	rep := &Report{Tool: "octant bench", Date: time.Now().UTC().Format(time.RFC3339),
@@ -154,18 +174,25 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// tiersOrPortable is cfg.Tiers, or the portable tier when it is empty.
-func tiersOrPortable(ts []kernels.TierDesc) []kernels.TierDesc {
-	if len(ts) == 0 {
-		return []kernels.TierDesc{{Tier: kernels.TierPortable, Name: "portable"}}
+// portableTier is d's portable tier as the device lists it (with the profiles it declares, which
+// the judge holds it to).
+func portableTier(d *kernels.Device) (kernels.TierDesc, error) {
+	ts, err := d.Tiers()
+	if err != nil {
+		return kernels.TierDesc{}, fmt.Errorf("listing the device's tiers: %w", err)
 	}
-	return ts
+	for _, t := range ts {
+		if t.Tier == kernels.TierPortable {
+			return t, nil
+		}
+	}
+	return kernels.TierDesc{}, fmt.Errorf("the device lists tiers %v: expected a portable tier (Config.Tiers empty)", ts)
 }
 
-// tierNames lists the names of the tiers a run times.
+// tierNames lists the names of tiers.
 func tierNames(ts []kernels.TierDesc) []string {
 	var out []string
-	for _, t := range tiersOrPortable(ts) {
+	for _, t := range ts {
 		out = append(out, t.Name)
 	}
 	return out
@@ -192,8 +219,8 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 		tiers []kernels.TierDesc
 	}
 	var groups []group
-	for _, t := range tiersOrPortable(cfg.Tiers) {
-		if t.Ops != 0 && !t.Offers(op) { // (Ops 0: the portable default of an empty Config.Tiers)
+	for _, t := range cfg.Tiers {
+		if !t.Offers(op) {
 			sp("tier %s: no %s on this tier, skipped", t.Name, op)
 			continue
 		}
@@ -216,28 +243,59 @@ func runOne(d *kernels.Device, s Spec, ns int, cfg Config, fl *Flusher, hbmGBps 
 	return out, errs
 }
 
-// runTiers sets up spec s at num_splits ns once and times and checks tiers over it.
+// runTiers sets up spec s at num_splits ns once, judges every tier of tiers over that setup
+// (cfg.Judge, else Judge), then times each tier the judge did not fail: a tier whose verdict is
+// Fail is a failed result with the verdict's message and no time. After timing, the timed output
+// must be the judged output, bit for bit, and the canaries intact.
 func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base Result, cfg Config, fl *Flusher, hbmGBps float64,
 	sp func(string, ...any)) ([]Result, []error) {
 	var out []Result
 	var errs []error
+	fail := func(r Result, err error) {
+		out, errs = append(out, failResult(r, err)), append(errs, err)
+	}
 	c, err := Setup(d, s, ns, cfg.Options, sp)
 	if err != nil {
 		for _, t := range tiers {
 			r := base
 			r.Tier = t.Name
-			out, errs = append(out, failResult(r, err)), append(errs, err)
+			fail(r, err)
 		}
 		return out, errs
 	}
 	defer c.Free()
 	base.Splits, base.QueryGroup, base.NumBlocks = c.Splits, c.QueryGroup, c.NumBlocks
+	judge := cfg.Judge
+	if judge == nil {
+		judge = Judge
+	}
+	sp("judging on %s (package harness: the declared profile's bound, exact attention, canaries, the same bits twice; the oracle on the host)…",
+		strings.Join(tierNames(tiers), ", "))
+	j, err := judge(d, c, cfg.Options, tiers)
+	if err != nil {
+		for _, t := range tiers {
+			r := base
+			r.Tier = t.Name
+			fail(r, fmt.Errorf("tier %s: judging: %w", t.Name, err))
+		}
+		return out, errs
+	}
+	sp("judged in %.1f s", j.Took.Seconds())
+	base.JudgeS = j.Took.Seconds()
 	for _, t := range tiers {
 		r := base
 		r.Tier = t.Name
+		v := j.verdictOf(t)
+		r.Verdict = v.Status.String()
+		if v.Failed() {
+			sp("tier %s: judged Fail, not timed: %v", t.Name, v.Err)
+			fail(r, fmt.Errorf("spec %s, tier %s: judged Fail, not timed: %w", s.Name, t.Name, v.Err))
+			continue
+		}
+		r.VerdictNote = v.String()
+		sp("tier %s: %s", t.Name, r.VerdictNote)
 		if err := c.SetTier(t.Tier); err != nil {
-			err = EnvError{fmt.Errorf("spec %s, tier %s: clearing the output: %w", s.Name, t.Name, err)}
-			out, errs = append(out, failResult(r, err)), append(errs, err)
+			fail(r, EnvError{fmt.Errorf("spec %s, tier %s: clearing the output: %w", s.Name, t.Name, err)})
 			continue
 		}
 		if s.Prefill {
@@ -250,9 +308,14 @@ func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base 
 		if err == nil {
 			err = c.CheckOutput()
 		}
+		if err == nil {
+			var timed []uint16
+			if timed, err = c.ReadOut(); err == nil {
+				err = sameOutput(s, timed, j.Outputs[t.Name])
+			}
+		}
 		if err != nil {
-			err = fmt.Errorf("tier %s: %w", t.Name, err)
-			out, errs = append(out, failResult(r, err)), append(errs, err)
+			fail(r, fmt.Errorf("tier %s: %w", t.Name, err))
 			continue
 		}
 		r.Timing, r.MedianMS, r.MinMS, r.StreamMS = tm.Host, tm.Host.MedianMS, tm.Host.MinMS, tm.StreamMS
@@ -270,9 +333,10 @@ func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base 
 	return out, errs
 }
 
-// failResult records err in r, as an environment error or a failed check.
+// failResult records err in r ("FAILED: " and the reason), as an environment error or a failed
+// check.
 func failResult(r Result, err error) Result {
-	r.Error = err.Error()
+	r.Error = "FAILED: " + err.Error()
 	var ee EnvError
 	if errors.As(err, &ee) {
 		r.ErrorIsEnv = true

@@ -77,18 +77,18 @@ func TestCheckRows(t *testing.T) {
 	}
 }
 
-// The table prints a failed result as FAILED and says when HBM was not measured; Failed tells an
+// The table prints a failed result as FAILED and its reason and says when HBM was not measured; Failed tells an
 // environment failure from a failed check.
 func TestWriteTableAndFailed(t *testing.T) {
 	rep := &Report{Device: map[string]any{"name": "Emu"}, SyncFloorMS: 0.01, Results: []Result{
 		{Spec: "tiny", Reqs: 1, QPerReq: 1, Tokens: 2048, QHeads: 6, KVHeads: 1, Splits: 2, QueryGroup: 1, Calls: 1, Bytes: 507904,
 			MedianMS: 1.5, MinMS: 1.25, DeviceMS: 0.75, DeviceMinMS: 0.625, StreamMS: 1, GBps: 0.3386, GQKps: 0.0082},
-		{Spec: "tinymulti", Reqs: 3, QPerReq: 2, Tokens: 1000, QHeads: 8, KVHeads: 2, Bytes: 1488000, Error: "boom", ErrorIsCheck: true},
+		{Spec: "tinymulti", Reqs: 3, QPerReq: 2, Tokens: 1000, QHeads: 8, KVHeads: 2, Bytes: 1488000, Error: "FAILED: boom", ErrorIsCheck: true},
 	}}
 	var b strings.Builder
 	WriteTable(&b, rep)
 	out := b.String()
-	for _, want := range []string{"device ms", "host ms", "0.7500", "0.6250", "1.5000", "0.339", "FAILED", "HBM: not measured; sync floor 0.0100 ms; device Emu"} {
+	for _, want := range []string{"device ms", "host ms", "0.7500", "0.6250", "1.5000", "0.339", "FAILED: boom", "HBM: not measured; sync floor 0.0100 ms; device Emu"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
