@@ -43,6 +43,14 @@ type printer struct {
 	failed   int // packages failed
 	noTests  int
 	failures []string // failed packages
+
+	// Over every package: the tests (subtests included) that passed and were skipped, the
+	// failures (each failed test that is not the parent of another failed test, "package Test",
+	// and each failed package with no failed test: a build error, a panic or timeout outside a
+	// reported test), and the packages that ran tests.
+	passed, skipped int
+	failedTests     []string
+	tested          []string
 }
 
 func newPrinter(w io.Writer, total int, start time.Time) *printer {
@@ -111,11 +119,17 @@ func (p *printer) line(l string, now time.Time) {
 		switch e.Action {
 		case "pass":
 			s.passed++
+			p.passed++
 		case "skip":
 			s.skipped++
+			p.skipped++
 		case "fail":
 			s.failed++
 			fmt.Fprint(p.w, strings.Join(out, ""))
+			name := e.Package + " " + e.Test
+			if !slices.ContainsFunc(p.failedTests, func(f string) bool { return strings.HasPrefix(f, name+"/") }) {
+				p.failedTests = append(p.failedTests, name)
+			}
 		}
 	}
 }
@@ -145,10 +159,19 @@ func (p *printer) endPackage(e event, s *pkgState) {
 		p.noTests++
 		fmt.Fprintf(p.w, "%s ?    %s  [no test files]\n", counter, e.Package)
 	case e.Action == "pass":
+		p.tested = append(p.tested, e.Package)
 		fmt.Fprintf(p.w, "%s ok   %s  %.1fs  %s\n", counter, e.Package, e.Elapsed, counts)
 	default:
 		p.failed++
 		p.failures = append(p.failures, e.Package)
+		p.tested = append(p.tested, e.Package)
+		if s.failed == 0 {
+			why := "no test reported a failure: a panic or a timeout, output above"
+			if e.FailedBuild != "" {
+				why = "build failed"
+			}
+			p.failedTests = append(p.failedTests, e.Package+" ("+why+")")
+		}
 		for _, t := range s.running {
 			fmt.Fprint(p.w, strings.Join(s.tests[t], ""))
 		}
@@ -210,6 +233,7 @@ func leafTests(running []string) []string {
 // finish prints the summary, and the output of packages that never ended (go test died).
 func (p *printer) finish(now time.Time) {
 	for n, s := range p.pkgs {
+		p.failedTests = append(p.failedTests, n+" (never reported an end)")
 		fmt.Fprintf(p.w, "gotest: %s never reported an end; its output:\n", n)
 		for _, t := range s.running {
 			fmt.Fprint(p.w, strings.Join(s.tests[t], ""))

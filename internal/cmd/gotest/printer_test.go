@@ -106,13 +106,21 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--every", "1m", "--", "-go", "x"}, "go", time.Minute, "-go x"},
 		{[]string{"-count=1", "-timeout", "60m", "./kernels/"}, "go", 30 * time.Second, "-count=1 -timeout 60m ./kernels/"},
 	} {
-		goBin, every, rest, err := parseArgs(c.args)
-		if err != nil || goBin != c.goBin || every != c.every || strings.Join(rest, " ") != c.rest {
-			t.Errorf("parseArgs(%q) = %q, %v, %q, %v", c.args, goBin, every, rest, err)
+		o, rest, err := parseArgs(c.args)
+		if err != nil || o.goBin != c.goBin || o.every != c.every || strings.Join(rest, " ") != c.rest {
+			t.Errorf("parseArgs(%q) = %q, %v, %q, %v", c.args, o.goBin, o.every, rest, err)
 		}
 	}
-	for _, bad := range [][]string{{"-every"}, {"-every", "0s"}, {"-every=soon"}} {
-		if _, _, _, err := parseArgs(bad); err == nil {
+	o, rest, err := parseArgs([]string{"-summary", "s.jsonl", "--", "-short", "./fuzz/"})
+	if err != nil || o.summary != "s.jsonl" || o.total != "" || strings.Join(rest, " ") != "-short ./fuzz/" {
+		t.Errorf("-summary: %+v, %q, %v", o, rest, err)
+	}
+	o, rest, err = parseArgs([]string{"-total", "s.jsonl", "-exit", "2", "-since=1700000000", "-label", "make emu-test"})
+	if err != nil || o.total != "s.jsonl" || o.exit != 2 || o.since.Unix() != 1700000000 || o.label != "make emu-test" || len(rest) != 0 {
+		t.Errorf("-total: %+v, %q, %v", o, rest, err)
+	}
+	for _, bad := range [][]string{{"-every"}, {"-every", "0s"}, {"-every=soon"}, {"-exit", "x"}, {"-since", "yesterday"}, {"-summary"}} {
+		if _, _, err := parseArgs(bad); err == nil {
 			t.Errorf("parseArgs(%q) accepted", bad)
 		}
 	}
