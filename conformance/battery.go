@@ -15,6 +15,9 @@ import (
 type Unit struct {
 	Op   arch.Op
 	Tier string
+	// Optional marks a tier the library lists beyond the architecture's requirements (judged all
+	// the same: a Fail in it blocks the certificate).
+	Optional bool
 	// LibTier is the tier's name in the library when it differs from Tier: a library that runs
 	// an architecture's native tier on a model of its instructions offers it as "<tier>-model"
 	// (ModelTier).
@@ -22,8 +25,8 @@ type Unit struct {
 }
 
 // ModelTier is the name under which a library offers a native tier it runs on a model of the
-// architecture's instructions (the emulator and CUDA builds: "wmma-model").
-func ModelTier(tier string) string { return tier + "-model" }
+// architecture's instructions (the emulator and CUDA builds: "wmma-model"; arch.ModelTier).
+func ModelTier(tier string) string { return arch.ModelTier(tier) }
 
 // libTier is the name of the unit's tier in the library.
 func (u Unit) libTier() string {

@@ -7,11 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/oracle"
 )
 
 // SchemaVersion is the certificate schema's version (docs/conformance.md).
@@ -19,28 +21,35 @@ const SchemaVersion = 1
 
 // Certificate is certificate.json.
 type Certificate struct {
-	Schema     int            `json:"schema"`
-	Suite      string         `json:"suite"`  // octant version
-	Commit     string         `json:"commit"` // git commit of the suite
-	Dirty      bool           `json:"dirty"`  // uncommitted changes in the suite's tree
-	Mode       string         `json:"mode"`   // ModeRuntime or ModeStatic
-	Arch       string         `json:"arch"`
-	Library    string         `json:"library,omitempty"`
-	LibrarySHA string         `json:"library_sha256,omitempty"`
-	ABI        int            `json:"abi,omitempty"`
-	BuildInfo  string         `json:"build_info,omitempty"`
-	Device     string         `json:"device,omitempty"`
-	Runtime    string         `json:"runtime,omitempty"` // runtime and driver as the library reports them
-	Date       string         `json:"date"`
-	Command    string         `json:"command"`
-	CaseGen    string         `json:"case_generator,omitempty"` // fuzz.CaseGenVersion: what the seeds mean
-	Seed       int            `json:"seed"`
-	Budget     string         `json:"budget"`
-	Certified  bool           `json:"certified"`
-	MinCases   int            `json:"min_cases,omitempty"` // cases every op/tier must have run (runtime mode)
-	TooFew     []string       `json:"too_few_cases,omitempty"`
-	Missing    []string       `json:"missing,omitempty"` // required kernels that do not exist
-	Status     harness.Status `json:"status"`
+	Schema     int    `json:"schema"`
+	Suite      string `json:"suite"`  // octant version
+	Commit     string `json:"commit"` // git commit of the suite
+	Dirty      bool   `json:"dirty"`  // uncommitted changes in the suite's tree
+	Mode       string `json:"mode"`   // ModeRuntime or ModeStatic
+	Arch       string `json:"arch"`
+	Library    string `json:"library,omitempty"`
+	LibrarySHA string `json:"library_sha256,omitempty"`
+	ABI        int    `json:"abi,omitempty"`
+	BuildInfo  string `json:"build_info,omitempty"`
+	Device     string `json:"device,omitempty"`
+	Runtime    string `json:"runtime,omitempty"` // runtime and driver as the library reports them
+	Date       string `json:"date"`
+	Command    string `json:"command"`
+	CaseGen    string `json:"case_generator,omitempty"` // fuzz.CaseGenVersion: what the seeds mean
+	Seed       int    `json:"seed"`
+	Budget     string `json:"budget"`
+	Certified  bool   `json:"certified"`
+	// VerdictLine is Verdict(), the one verdict every report shows: the console's last line,
+	// report.md's title, junit.xml's certificate test case.
+	VerdictLine string `json:"verdict"`
+	// QualityWarnings counts the cases judged QualityWarning: within their profile's bounds, but
+	// farther from exact attention than the contract's relative L2. A certified certificate with
+	// any says so in its verdict.
+	QualityWarnings int            `json:"quality_warnings"`
+	MinCases        int            `json:"min_cases,omitempty"` // cases every op/tier must have run (runtime mode; at least 1)
+	TooFew          []string       `json:"too_few_cases,omitempty"`
+	Missing         []string       `json:"missing,omitempty"` // required kernels that do not exist
+	Status          harness.Status `json:"status"`
 	// Evidence says, per required op and tier, what the certificate rests on: kernels run (on
 	// which device, or on a model of an instruction), code objects only compiled and
 	// disassembled, or nothing.
@@ -48,6 +57,7 @@ type Certificate struct {
 	Summary      []Summary    `json:"summary"`
 	Cases        []CaseResult `json:"cases"`
 	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
+	Notes        []string     `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
 }
 
 // Certificate modes.
@@ -64,6 +74,7 @@ const (
 	HowOther    = "other"    // the same source ran, compiled for another device (Where says which), in a certificate on a model
 	HowCompiled = "compiled" // its code objects were compiled and disassembled; nothing ran
 	HowMissing  = "missing"  // its kernels do not exist in this repository
+	HowNotRun   = "not run"  // its kernels were to run (Where says on what), but no case of it ran
 )
 
 // Evidence is what one required (op, tier) of a certificate rests on.
@@ -74,19 +85,33 @@ type Evidence struct {
 	Where  string         `json:"where"`
 	Cases  int            `json:"cases"` // cases judged at runtime (Pass, QualityWarning, Fail)
 	Status harness.Status `json:"status"`
+	// Optional marks a tier the library lists beyond the architecture's requirements: it is
+	// judged like a required one, and a Fail in it blocks the certificate all the same.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // Runtime reports whether the evidence is runtime evidence (its kernels ran).
 func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel || e.How == HowOther }
 
 // Finish sets the status, summary, evidence counts and verdict from the cases and the missing
-// kernels. A certificate is certified only when no case failed, no required kernel is missing,
-// every required op and tier has runtime evidence (a static check never certifies), and each ran
-// at least MinCases cases.
+// kernels. A certificate is certified only when no case of any tier failed (required or not),
+// no required kernel is missing, every op and tier judged has runtime evidence (a static check
+// never certifies) of at least max(MinCases, 1) cases: a tier that ran no case is "not run", never
+// "ran".
 func (c *Certificate) Finish() {
+	for _, e := range c.Evidence {
+		path := string(e.Op) + "/" + e.Tier + "/missing"
+		if e.How == HowMissing && !slices.ContainsFunc(c.Cases, func(r CaseResult) bool { return r.Path == path }) {
+			c.Cases = append(c.Cases, CaseResult{Path: path, Status: harness.Fail, Message: "required kernel missing: " + e.Where})
+		}
+	}
 	c.Status = harness.Pass
+	c.QualityWarnings = 0
 	for _, r := range c.Cases {
 		c.Status = harness.Worst(c.Status, r.Status)
+		if r.Status == harness.QualityWarning {
+			c.QualityWarnings++
+		}
 	}
 	if len(c.Missing) > 0 {
 		c.Status = harness.Fail
@@ -100,31 +125,50 @@ func (c *Certificate) Finish() {
 			status[u.Node] = u.Status
 		}
 	}
+	floor := max(c.MinCases, 1)
 	c.TooFew = nil
 	runtime := len(c.Evidence) > 0
 	for i := range c.Evidence {
 		e := &c.Evidence[i]
 		k := string(e.Op) + "/" + e.Tier
 		e.Cases, e.Status = runs[k], status[k]
+		if e.Runtime() && e.Cases == 0 {
+			e.How = HowNotRun
+		}
+		if e.How == HowNotRun {
+			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: no case ran, at least %d required (raise --budget or --fixed)", k, floor))
+			runtime = false
+			continue
+		}
 		if !e.Runtime() {
 			runtime = false
 			continue
 		}
-		if c.MinCases > 0 && e.Cases < c.MinCases {
-			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, c.MinCases))
+		if e.Cases < floor {
+			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, floor))
 		}
 	}
 	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime
+	c.VerdictLine = c.Verdict()
 }
 
-// Verdict is the one-line verdict a person reads: CERTIFIED, or NOT CERTIFIED with the first
-// reason.
+// Verdict is the one-line verdict a person reads, the same in every report (the console,
+// report.md's title, certificate.json's "verdict", junit.xml's certificate case): CERTIFIED (on
+// a model, or on the CPU emulator, when that is what ran), with its quality warnings counted and
+// summarised when there are any; or NOT CERTIFIED with the first reason.
 func (c *Certificate) Verdict() string {
-	if c.Certified && c.Mode == ModeModel {
-		return "CERTIFIED on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
-	}
 	if c.Certified {
-		return "CERTIFIED"
+		v := "CERTIFIED"
+		switch {
+		case c.Mode == ModeModel:
+			v = "CERTIFIED on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
+		case c.Arch == "emu":
+			v = "CERTIFIED on the CPU emulator (the kernels' source compiled for the host CPU and run there: no GPU ran, and no GPU is certified)"
+		}
+		if c.QualityWarnings > 0 {
+			v += fmt.Sprintf(" with %d quality warning%s: %s", c.QualityWarnings, plural(c.QualityWarnings), c.warningSummary())
+		}
+		return v
 	}
 	var why string
 	switch {
@@ -135,11 +179,61 @@ func (c *Certificate) Verdict() string {
 	case c.Mode == ModeStatic:
 		why = "static checks only: code objects compiled and disassembled, no kernel ran"
 	case len(c.TooFew) > 0:
-		why = "too few cases ran"
+		why = "too few cases ran: " + c.TooFew[0]
 	default:
 		why = "no runtime evidence for every required op and tier"
 	}
 	return "NOT CERTIFIED (" + why + ")"
+}
+
+// warningSummary says where the quality warnings are and how far from exact attention they go:
+// "decode/mma 30 (relative L2 from exact attention up to 0.76)", per op and tier; every one is
+// within its declared profile's bounds (that is what makes it a warning, not a failure).
+func (c *Certificate) warningSummary() string {
+	type agg struct {
+		n     int
+		worst float64
+	}
+	per := map[string]*agg{}
+	var keys []string
+	for _, r := range c.Cases {
+		if r.Status != harness.QualityWarning {
+			continue
+		}
+		k := unitKey(r.Path)
+		a := per[k]
+		if a == nil {
+			a = &agg{}
+			per[k] = a
+			keys = append(keys, k)
+		}
+		a.n++
+		if !math.IsNaN(r.RelL2) {
+			a.worst = math.Max(a.worst, r.RelL2)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d (relative L2 from exact attention up to %.3g)", k, per[k].n, per[k].worst)
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf("; each within its declared profile's bounds but beyond the contract's %g from exact attention (report.md: accuracy)", oracle.ContractRelL2)
+}
+
+// unitKey is a case path's op/tier.
+func unitKey(path string) string {
+	el := strings.SplitN(path, "/", 3)
+	if len(el) < 2 {
+		return path
+	}
+	return el[0] + "/" + el[1]
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // DefaultMinCases is how many cases each op/tier of a runtime certificate must have run: a few
@@ -185,9 +279,13 @@ func (c *Certificate) Report() string {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
 	}
 	if len(c.Evidence) > 0 {
-		b.WriteString("\n## What this certificate rests on\n\n| op | tier | evidence | cases | status |\n| --- | --- | --- | --- | --- |\n")
+		b.WriteString("\n## What this certificate rests on\n\n| op | tier | required | evidence | cases | status |\n| --- | --- | --- | --- | --- | --- |\n")
 		for _, e := range c.Evidence {
-			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", e.Op, e.Tier, e.Describe(), e.Cases, e.Status)
+			req := "yes"
+			if e.Optional {
+				req = "no (listed by the library: judged, and a Fail blocks the certificate)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", e.Op, e.Tier, req, e.Describe(), e.Cases, e.Status)
 		}
 	}
 	if len(c.Missing) > 0 {
@@ -202,6 +300,12 @@ func (c *Certificate) Report() string {
 			fmt.Fprintf(&b, "- %s\n", m)
 		}
 	}
+	if len(c.Notes) > 0 {
+		fmt.Fprintf(&b, "\nNotes on this run:\n\n")
+		for _, m := range c.Notes {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
 	if len(c.NotCertified) > 0 {
 		fmt.Fprintf(&b, "\nNot covered by this certificate:\n\n")
 		for _, m := range c.NotCertified {
@@ -212,6 +316,7 @@ func (c *Certificate) Report() string {
 	for _, s := range c.Summary {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", s.Node, s.Status, s.Counts["Pass"], s.Counts["QualityWarning"], s.Counts["NotSupported"], s.Counts["Fail"])
 	}
+	b.WriteString(c.accuracyTable())
 	var bad []CaseResult
 	for _, r := range c.Cases {
 		if r.Status == harness.Fail || r.Status == harness.QualityWarning {
@@ -283,9 +388,21 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnit is junit.xml: one suite per op, one case per battery case (quality warnings pass with the
-// message as output, NotSupported cases are skipped).
+// JUnit is junit.xml: a first suite "certificate" whose one case is the verdict (a failure when
+// the certificate is not certified, with every reason: a required kernel that does not exist, too
+// few cases, failing cases, a static check), then one suite per op, one case per battery case
+// (quality warnings pass with the message as output, NotSupported cases are skipped, a missing
+// kernel is a failure). A dashboard that shows JUnit is therefore red exactly when the
+// certificate is not certified.
 func (c *Certificate) JUnit() ([]byte, error) {
+	verdict := junitCase{Name: "verdict", Classname: "octant.certificate", Time: "0", Output: c.Verdict()}
+	cert := junitSuite{Name: "octant/" + c.Arch + "/certificate", Tests: 1}
+	if !c.Certified {
+		why := append(append(append([]string{c.Verdict()}, c.Missing...), c.TooFew...), c.NotCertified...)
+		verdict.Failure = &junitMessage{Message: c.Verdict(), Text: strings.Join(why, "\n")}
+		cert.Failures = 1
+	}
+	cert.Cases = []junitCase{verdict}
 	suites := map[string]*junitSuite{}
 	var order []string
 	for _, r := range c.Cases {
@@ -310,7 +427,7 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		s.Tests++
 		s.Cases = append(s.Cases, jc)
 	}
-	var all junitSuites
+	all := junitSuites{Suites: []junitSuite{cert}}
 	for _, op := range order {
 		all.Suites = append(all.Suites, *suites[op])
 	}
@@ -340,6 +457,72 @@ func (e Evidence) Describe() string {
 		return "ran on another device: " + e.Where
 	case HowCompiled:
 		return "compiled and disassembled only (" + e.Where + "): no kernel ran"
+	case HowNotRun:
+		return "not run: no case ran (to run on " + e.Where + ")"
 	}
 	return "missing: " + e.Where
+}
+
+// accuracyTable is report.md's accuracy section: per attention op and tier, the error against
+// the declared profile (worst |error| / bound: ≤ 1 passes) beside the error against exact
+// attention (relative L2; the contract asks below oracle.ContractRelL2), so that CERTIFIED is not
+// read as "accurate" where a profile's arithmetic or the output dtype is not.
+func (c *Certificate) accuracyTable() string {
+	type agg struct {
+		n, over    int
+		ratio      float64
+		rels       []float64
+		warn, fail int
+	}
+	per := map[string]*agg{}
+	var keys []string
+	for _, r := range c.Cases {
+		op := strings.SplitN(r.Path, "/", 2)[0]
+		if op != string(arch.Decode) && op != string(arch.Prefill) || r.Status == harness.NotSupported || strings.HasSuffix(r.Path, "/missing") {
+			continue
+		}
+		k := unitKey(r.Path)
+		a := per[k]
+		if a == nil {
+			a = &agg{}
+			per[k] = a
+			keys = append(keys, k)
+		}
+		a.n++
+		a.ratio = math.Max(a.ratio, r.BoundErr)
+		if !math.IsNaN(r.RelL2) && r.Judged > 0 {
+			a.rels = append(a.rels, r.RelL2)
+			if !(r.RelL2 < oracle.ContractRelL2) {
+				a.over++
+			}
+		}
+		switch r.Status {
+		case harness.QualityWarning:
+			a.warn++
+		case harness.Fail:
+			a.fail++
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Accuracy: against the declared profile and against exact attention\n\n"+
+		"A case passes when every output element is within its bound of the declared profile's model (worst |error| / bound ≤ 1).\n"+
+		"Its distance from exact attention (relative L2 over the rows judged) is what a user of the output sees: the contract asks\n"+
+		"below %g. A case within its bounds but beyond that is a quality warning: the profile's own arithmetic, or the output\n"+
+		"dtype's rounding, costs more than the contract allows on that input.\n\n"+
+		"| op/tier | cases | worst \\|error\\| / bound | rel. L2 from exact: median | max | cases ≥ %g | quality warnings | failures |\n"+
+		"| --- | --- | --- | --- | --- | --- | --- | --- |\n", oracle.ContractRelL2, oracle.ContractRelL2)
+	for _, k := range keys {
+		a := per[k]
+		med, mx := "—", "—"
+		if len(a.rels) > 0 {
+			sort.Float64s(a.rels)
+			med, mx = num(a.rels[len(a.rels)/2]), num(a.rels[len(a.rels)-1])
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d | %d | %d |\n", k, a.n, num(a.ratio), med, mx, a.over, a.warn, a.fail)
+	}
+	return b.String()
 }

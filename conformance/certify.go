@@ -98,9 +98,32 @@ func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, err
 		}
 	}
 	o.Arch = a
-	c.Cases = RunBattery(l, o)
+	units, notes, err := Plan(l, o)
+	if err != nil {
+		return nil, err
+	}
+	c.Evidence = append(c.Evidence, optionalEvidence(units, where)...)
+	c.Notes = notes
+	c.Cases = RunBattery(l, units, o)
 	c.Finish()
 	return c, nil
+}
+
+// optionalEvidence is the evidence rows of the optional units (tiers the library lists beyond
+// the requirements): ran on where, or on a model of the instructions for a "-model" tier.
+func optionalEvidence(units []Unit, where string) []Evidence {
+	var out []Evidence
+	for _, u := range units {
+		if !u.Optional {
+			continue
+		}
+		e := Evidence{Op: u.Op, Tier: u.Tier, How: HowRan, Where: where, Optional: true}
+		if arch.BaseTier(u.Tier) != u.Tier {
+			e.How, e.Where = HowModel, fmt.Sprintf("%s: the %s tier's kernel source with the instructions the device lacks supplied by a model, on %s", u.Tier, arch.BaseTier(u.Tier), where)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // ModelOffered reports whether l runs any of architecture a's native tiers (its required tiers
@@ -160,12 +183,18 @@ func Model(l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Cer
 		}
 	}
 	o.Arch, o.Model = a, true
+	units, notes, err := Plan(l, o)
+	if err != nil {
+		return nil, err
+	}
+	c.Evidence = append(c.Evidence, optionalEvidence(units, fmt.Sprintf("%s (%s), %s", dev.Name, dev.Arch, l.Path))...)
+	c.Notes = notes
 	for _, sc := range static.Cases {
 		if strings.HasPrefix(sc.Path, "isa/") {
 			c.Cases = append(c.Cases, sc)
 		}
 	}
-	c.Cases = append(c.Cases, RunBattery(l, o)...)
+	c.Cases = append(c.Cases, RunBattery(l, units, o)...)
 	c.NotCertified = []string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}
 	c.Finish()
 	return c, nil

@@ -32,7 +32,7 @@ func TestWorstWins(t *testing.T) {
 	if c.Certified || c.Status != harness.Fail {
 		t.Errorf("a failing case: certified %v status %v", c.Certified, c.Status)
 	}
-	c = &Certificate{Cases: cases[:3], Evidence: ran}
+	c = &Certificate{Cases: cases[:3], Evidence: ran[:1]}
 	c.Finish()
 	if !c.Certified || c.Status != harness.QualityWarning {
 		t.Errorf("quality warnings only: certified %v status %v, expected certified with QualityWarning", c.Certified, c.Status)
@@ -65,8 +65,8 @@ func TestReportAndJUnit(t *testing.T) {
 	if err := xml.Unmarshal(b, &j); err != nil {
 		t.Fatalf("junit.xml does not parse: %v", err)
 	}
-	if len(j.Suites) != 2 || j.Suites[0].Failures != 1 || j.Suites[1].Skipped != 1 {
-		t.Errorf("junit suites %+v: expected decode (1 failure) and rotate (1 skipped)", j.Suites)
+	if len(j.Suites) != 3 || j.Suites[0].Failures != 1 || j.Suites[1].Failures != 1 || j.Suites[2].Skipped != 1 {
+		t.Errorf("junit suites %+v: expected the certificate (1 failure: not certified), decode (1 failure) and rotate (1 skipped)", j.Suites)
 	}
 }
 
@@ -227,5 +227,53 @@ func TestModelEvidence(t *testing.T) {
 	c.Finish()
 	if c.Certified {
 		t.Error("a model certificate with a missing kernel certified")
+	}
+}
+
+// TestQualityWarningsInVerdict: a certified certificate with quality warnings says so in its
+// verdict, with where they are and how far from exact attention they go, and report.md shows the
+// error against exact attention beside the error against the profile.
+func TestQualityWarningsInVerdict(t *testing.T) {
+	c := &Certificate{Arch: "sm_90", Mode: ModeRuntime, Cases: []CaseResult{
+		{Path: "decode/mma/k3v4/seed1", Status: harness.QualityWarning, RelL2: 0.76, BoundErr: 0.5, Judged: 10, Message: "fp16 output"},
+		{Path: "decode/mma/k3v4/seed2", Status: harness.QualityWarning, RelL2: 0.03, BoundErr: 0.25, Judged: 10},
+		{Path: "decode/portable/k3v4/seed3", Status: harness.Pass, RelL2: 0.004, BoundErr: 0.1, Judged: 10}},
+		Evidence: []Evidence{{Op: arch.Decode, Tier: "mma", How: HowRan}, {Op: arch.Decode, Tier: "portable", How: HowRan}}}
+	c.Finish()
+	want := "CERTIFIED with 2 quality warnings: decode/mma 2 (relative L2 from exact attention up to 0.76)"
+	if !c.Certified || !strings.HasPrefix(c.Verdict(), want) || c.VerdictLine != c.Verdict() {
+		t.Errorf("verdict %q (certified %v), expected it to start with %q", c.Verdict(), c.Certified, want)
+	}
+	r := c.Report()
+	for _, w := range []string{"# Octave KV conformance: sm_90 (runtime) — **" + want, "## Accuracy: against the declared profile and against exact attention",
+		"| decode/mma | 2 | 0.5 | 0.76 | 0.76 | 2 | 2 | 0 |", "| decode/portable | 1 | 0.1 | 0.004 | 0.004 | 0 | 0 | 0 |"} {
+		if !strings.Contains(r, w) {
+			t.Errorf("report.md lacks %q:\n%s", w, r)
+		}
+	}
+}
+
+// TestMissingKernelIsAFailingCase: a required kernel that does not exist is a failing case in the
+// summary, the report and junit.xml, not only a line in the certificate (gfx942's MFMA tier).
+func TestMissingKernelIsAFailingCase(t *testing.T) {
+	c := &Certificate{Arch: "gfx942", Mode: ModeStatic, Missing: []string{"decode: the mfma tier's decode kernel is not built"},
+		Cases:    []CaseResult{{Path: "decode/mfma/runtime", Status: harness.NotSupported, Message: "no device"}},
+		Evidence: []Evidence{{Op: arch.Decode, Tier: "mfma", How: HowMissing, Where: "decode: the mfma tier's decode kernel is not built"}}}
+	c.Finish()
+	var row Summary
+	for _, s := range c.Summary {
+		if s.Node == "decode/mfma" {
+			row = s
+		}
+	}
+	if row.Status != harness.Fail || row.Counts["Fail"] != 1 {
+		t.Errorf("summary row decode/mfma: %+v, expected Fail with 1 failing case", row)
+	}
+	x, err := c.JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(x), `<testcase name="decode/mfma/missing"`) || !strings.Contains(string(x), `<failure message="required kernel missing: decode: the mfma tier`) {
+		t.Errorf("junit.xml does not fail the missing kernel:\n%s", x)
 	}
 }

@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -15,7 +17,10 @@ type Options struct {
 	Budget   time.Duration // for random cases after the fixed ones (the fixed cases always run)
 	Fixed    int           // fixed cases per unit: seeds 0..Fixed−1
 	Seed     int           // first seed of the random cases (at least Fixed)
-	MinCases int           // cases every op and tier must run for the certificate (0: no minimum)
+	MinCases int           // cases every op and tier must run for the certificate (at least 1 whatever is set)
+	// Tiers narrows the library's tiers judged beyond the required ones (nil: every tier the
+	// library lists). A required tier is judged whether or not it is named here.
+	Tiers []string
 	// Model runs the architecture's native tiers as the library's "<tier>-model" tiers
 	// (ModelTier): the same kernel source on a model of the instructions the device lacks.
 	Model    bool
@@ -23,16 +28,47 @@ type Options struct {
 	Progress io.Writer
 }
 
-// RunBattery runs the battery on l: for every unit, its fixed cases, then random cases
-// round-robin over the units until the budget ends. A required tier the library lacks is one
-// failing case naming it.
-func RunBattery(l *harness.Lib, o Options) []CaseResult {
-	var out []CaseResult
-	var live []Unit
+// Plan returns the battery's units on l: every required (op, tier) of the architecture (on its
+// model tier when o.Model), then every other tier l lists for decode and prefill (o.Tiers may
+// narrow these, never the required ones), and notes for a person: a tier o.Tiers names that l
+// lacks is an error.
+func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
+	for _, n := range o.Tiers {
+		if !slices.Contains(l.TierNames(), n) {
+			return nil, nil, fmt.Errorf("--tiers %s: the library offers no tier %q (tiers: %s)", strings.Join(o.Tiers, ","), n, strings.Join(l.TierNames(), ", "))
+		}
+	}
 	for _, u := range Units(o.Arch.Requires) {
 		if o.Model && u.Tier != harness.PortableImpl {
 			u.LibTier = ModelTier(u.Tier)
 		}
+		if o.Tiers != nil && !slices.Contains(o.Tiers, u.libTier()) && l.Offers(u.Op, u.libTier()) {
+			notes = append(notes, fmt.Sprintf("--tiers leaves out %s, which the certificate requires: judged all the same", u))
+		}
+		units = append(units, u)
+	}
+	for _, op := range []arch.Op{arch.Decode, arch.Prefill} {
+		for _, t := range l.TierNames() {
+			if !l.Offers(op, t) || slices.ContainsFunc(units, func(u Unit) bool { return u.Op == op && u.libTier() == t }) {
+				continue
+			}
+			if o.Tiers != nil && !slices.Contains(o.Tiers, t) {
+				notes = append(notes, fmt.Sprintf("%s/%s: listed by the library, left out by --tiers (not in this certificate)", op, t))
+				continue
+			}
+			units = append(units, Unit{Op: op, Tier: t, Optional: true})
+		}
+	}
+	return units, notes, nil
+}
+
+// RunBattery runs the battery's units (Plan) on l: for every unit, its fixed cases, then random
+// cases round-robin over the units until the budget ends. A required tier the library lacks is
+// one failing case naming it.
+func RunBattery(l *harness.Lib, units []Unit, o Options) []CaseResult {
+	var out []CaseResult
+	var live []Unit
+	for _, u := range units {
 		if !l.Offers(u.Op, u.libTier()) {
 			out = append(out, CaseResult{Path: u.String() + "/missing", Status: harness.Fail,
 				Message: fmt.Sprintf("the library offers no %s tier for %s (tiers: %v); the architecture's certificate requires it", u.libTier(), u.Op, l.TierNames())})

@@ -23,7 +23,8 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	budget := fs.Duration("budget", 10*time.Minute, "time for random cases after the fixed ones")
 	seed := fs.Int("seed", 1000, "first seed of the random cases (the fixed cases are seeds 0..fixed-1)")
 	fixed := fs.Int("fixed", 12, "fixed cases per op and tier")
-	minCases := fs.Int("min-cases", conformance.DefaultMinCases, "cases every op and tier must run for a runtime certificate (fewer: not certified)")
+	minCases := fs.Int("min-cases", conformance.DefaultMinCases, "cases every op and tier must run for a runtime certificate (fewer: not certified; at least 1)")
+	tiers := fs.String("tiers", "", "comma-separated tiers to judge beyond the required ones (default: every tier the library lists; a required tier is always judged)")
 	out := fs.String("out", "build/conform", "directory for certificate.json, report.md, junit.xml")
 	isaOnly := fs.Bool("isa-only", false, "static checks of the AMD code objects (make isa) where no such GPU is present; never certifies")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
@@ -41,8 +42,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	if *fixed < 0 || *minCases < 0 || *budget < 0 {
-		fmt.Fprintf(stderr, "octant conform: --fixed %d, --min-cases %d, --budget %v: expected values ≥ 0\n", *fixed, *minCases, *budget)
+	if *fixed < 0 || *budget < 0 {
+		fmt.Fprintf(stderr, "octant conform: --fixed %d, --budget %v: expected values ≥ 0\n", *fixed, *budget)
+		return 2
+	}
+	if *minCases < 1 {
+		fmt.Fprintf(stderr, "octant conform: --min-cases %d: expected at least 1 (a certificate never rests on an op and tier that ran no case)\n", *minCases)
 		return 2
 	}
 	suite := conformance.Suite{Version: Version, Command: "octant conform " + strings.Join(args, " ")}
@@ -85,6 +90,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout}
+	if *tiers != "" {
+		for _, t := range strings.Split(*tiers, ",") {
+			o.Tiers = append(o.Tiers, strings.TrimSpace(t))
+		}
+	}
 	var cert *conformance.Certificate
 	if name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a) {
 		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then random cases for %v\n",
@@ -108,19 +118,27 @@ func writeCertificate(cert *conformance.Certificate, out string, stdout, stderr 
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2
 	}
+	fmt.Fprintf(stdout, "%-8s %-14s %s\n", "op", "status", "cases")
 	for _, s := range cert.Summary {
 		if !strings.Contains(s.Node, "/") {
 			fmt.Fprintf(stdout, "%-8s %-14s %s\n", s.Node, s.Status, conformance.CountsString(s.Counts))
 		}
 	}
 	for _, e := range cert.Evidence {
-		fmt.Fprintf(stdout, "evidence: %s/%s %s\n", e.Op, e.Tier, e.Describe())
+		opt := ""
+		if e.Optional {
+			opt = " (not required; listed by the library)"
+		}
+		fmt.Fprintf(stdout, "evidence: %s/%s%s: %d cases, %s; %s\n", e.Op, e.Tier, opt, e.Cases, e.Status, e.Describe())
 	}
 	for _, m := range cert.Missing {
 		fmt.Fprintf(stdout, "missing: %s\n", m)
 	}
 	for _, m := range cert.TooFew {
 		fmt.Fprintf(stdout, "too few cases: %s\n", m)
+	}
+	for _, m := range cert.Notes {
+		fmt.Fprintf(stdout, "note: %s\n", m)
 	}
 	fmt.Fprintf(stdout, "conform: %s (%s): %s; %d cases, worst status %s; %s/certificate.json, report.md, junit.xml\n",
 		cert.Arch, cert.Mode, cert.Verdict(), len(cert.Cases), cert.Status, out)
