@@ -3,11 +3,16 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 export CGO_ENABLED ?= 0
 
-# go test with one line per package as it ends, every failure's output in full, a line every 30 s
-# saying what still runs, and go test's exit status (internal/cmd/gotest).
-GOTEST = $(GO) run ./internal/cmd/gotest -go $(GO) --
+KBUILD ?= build
 
-.PHONY: setup test vet fmt-check bench golden sums conform bin/octant
+# go test with one line per package as it ends, every failure's output in full, a line every 30 s
+# saying what still runs, and go test's exit status (internal/cmd/gotest, built once as
+# $(GOTEST_BIN)). With GOTEST_SUMMARY=FILE each run also appends its counts to FILE, which
+# `gotest -total FILE` adds up: make test ends on that.
+GOTEST_BIN = $(KBUILD)/gotest
+GOTEST = $(GOTEST_BIN) -go $(GO) $(if $(GOTEST_SUMMARY),-summary $(GOTEST_SUMMARY)) --
+
+.PHONY: setup test test-steps isa-log vet fmt-check bench golden sums conform bin/octant
 # make setup: the Go modules, every package built, and the command line as bin/octant (put it on
 # PATH: export PATH=$PWD/bin:$PATH; make bin/octant rebuilds it after a change).
 setup:
@@ -21,20 +26,44 @@ bin/octant:
 	$(GO) build -buildvcs=auto -o bin/octant ./cmd/octant
 
 # make test: formatting, vet, golden checksums, every Go test, the golden check, the AMD ISA check
-# (clang-19, installed when missing), the HIP library loaded without an AMD GPU, and the kernel
-# tests' -short grids run on the CPU emulator build of the kernels. The emulator library is built
-# (or brought up to date) first: cmd/octant's conform test runs on it.
-test: fmt-check vet sums isa hip emu
-	OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
+# (clang-19, installed when missing; its table in build/isa.log), the HIP library loaded without an
+# AMD GPU, and on the CPU emulator build of the kernels: the fuzz targets' seed corpora, the
+# regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
+# (make emu-test). The emulator library is built (or brought up to date) first: cmd/octant's
+# conform test runs on it. About 20 minutes on 2 cores, peak memory about 8 GB (README).
+#
+# The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
+# last two lines are the verdict over every go test run of the steps (each appends its counts to
+# $(TEST_SUMMARY)): "make test: passed (N packages, ..., time)" or "make test: FAILED: <what>",
+# then "test: N passed, M failed" alone on the last line, the form CI reads. A step that fails
+# outside go test (gofmt, vet, a build, a check) counts as one failure.
+TEST_SUMMARY = $(KBUILD)/test-summary.jsonl
+test: $(GOTEST_BIN)
+	@mkdir -p $(KBUILD) && rm -f $(TEST_SUMMARY); start=$$(date +%s); \
+	$(MAKE) --no-print-directory test-steps GOTEST_SUMMARY=$(abspath $(TEST_SUMMARY)); rc=$$?; \
+	$(GOTEST_BIN) -total $(TEST_SUMMARY) -exit $$rc -since $$start -label "make test"
+
+test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN)
+	@OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
 	@# (it needs cgo; the C++ compiler `make emu` uses is there)
-	CGO_ENABLED=1 $(GOTEST) -race -count=1 -run 'TestSweepTokens' ./oracle/
-	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
+	@CGO_ENABLED=1 $(GOTEST) -race -count=1 -run 'TestSweepTokens' ./oracle/
+	@echo "golden: bin/octant golden --check corpus/golden/upstream"
+	@bin/octant golden --check corpus/golden/upstream
 	@# A static certificate is never certified: nothing ran (exit 1; gfx1100 misses no kernel since
 	@# its wmma prefill exists); the static ISA checks themselves ran in `make isa`. Exit 2 (an
 	@# error) fails the test.
-	$(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; test $$? -le 1
-	$(MAKE) emu-test
+	@echo "conform: bin/octant conform --isa-only --arch gfx1100 (exit 1 expected: a static check never certifies)"
+	@bin/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; test $$? -le 1
+	@$(MAKE) --no-print-directory emu-test
+
+# make isa with its table (isacheck's output) in $(KBUILD)/isa.log instead of the terminal: the
+# compile steps' one-line progress and the toolchain's installation still show (stderr); the log
+# is printed when make isa fails.
+isa-log:
+	@mkdir -p $(KBUILD); $(MAKE) --no-print-directory isa >$(KBUILD)/isa.log || \
+	  { cat $(KBUILD)/isa.log; echo "isa: make isa failed (output above, in $(KBUILD)/isa.log)" >&2; exit 1; }
+	@echo "isa: gfx1100 and gfx942 code objects built and checked against arch/ (table in $(KBUILD)/isa.log)"
 
 vet:
 	$(GO) vet ./...
@@ -46,25 +75,24 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./oracle/
 
-golden:
-	$(GO) run ./cmd/octant golden --check corpus/golden/upstream
+golden: bin/octant
+	bin/octant golden --check corpus/golden/upstream
 
 # The main job: `octant conform` on the default target. With nvcc and an NVIDIA GPU: the CUDA library
 # certified at runtime on the GPU. Without: the static certification of the gfx1100 and gfx942 code
 # objects (make isa) and the oracle's golden check; it says what it did not certify.
+# It runs bin/octant (built first), so that an exit status 1 is printed once, by conform itself.
 CONFORM_BUDGET ?= 10m
-conform:
+conform: bin/octant
 	@if command -v $(NVCC) >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then \
-	  $(MAKE) cuda && $(GO) run ./cmd/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_cuda.so --budget $(CONFORM_BUDGET) --out $(KBUILD)/conform-gpu; \
+	  $(MAKE) cuda && bin/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_cuda.so --budget $(CONFORM_BUDGET) --out $(KBUILD)/conform-gpu; \
 	else \
 	  echo "conform: no nvcc here: static certification of gfx1100 and gfx942 (code objects only) and the oracle's golden check;"; \
 	  echo "conform: nothing is run on a GPU, so no runtime behaviour is certified (run make conform on a GPU machine for that)."; \
-	  mkdir -p $(KBUILD) && \
-	  { $(MAKE) --no-print-directory isa >$(KBUILD)/isa.log || { cat $(KBUILD)/isa.log; echo "conform: make isa failed (output above, in $(KBUILD)/isa.log)" >&2; exit 1; }; } && \
-	  echo "conform: gfx1100 and gfx942 code objects built and checked against arch/ (table in $(KBUILD)/isa.log)" && \
-	  $(GO) run ./cmd/octant golden --check corpus/golden/upstream && \
-	  { $(GO) run ./cmd/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; a=$$?; \
-	    $(GO) run ./cmd/octant conform --isa-only --arch gfx942 --out $(KBUILD)/conform-gfx942; b=$$?; \
+	  $(MAKE) --no-print-directory isa-log && \
+	  bin/octant golden --check corpus/golden/upstream && \
+	  { bin/octant conform --isa-only --arch gfx1100 --out $(KBUILD)/conform-gfx1100; a=$$?; \
+	    bin/octant conform --isa-only --arch gfx942 --out $(KBUILD)/conform-gfx942; b=$$?; \
 	    echo "conform: gfx1100 exit $$a, gfx942 exit $$b (1 = not certified: a static check never certifies" \
 	      "(gfx1100 certifies on the model: docs/conformance.md), and gfx942's MFMA decode and prefill do not exist yet);" \
 	      "reports in $(KBUILD)/conform-gfx1100 and $(KBUILD)/conform-gfx942"; [ $$a -le 1 ] && [ $$b -le 1 ]; }; \
@@ -90,17 +118,21 @@ gpu-bins:
 # Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
 # the oracle, through a kernel library named by OCTANT_LIB.
 #   make gpu-test   the full grids on a GPU (OCTANT_LIB defaults to build/liboctave_cuda.so: make cuda)
-#   make emu-test   the fuzz targets' seed corpora and the regression corpus, then the -short grids,
-#                   on the CPU emulator (builds build/liboctave_emu.so)
+#   make emu-test   the fuzz targets' seed corpora and the regression corpus, the GPU and
+#                   must-not-matter properties (-short), then the -short grids, on the CPU
+#                   emulator (builds build/liboctave_emu.so)
 OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
-gpu-test:
+gpu-test: $(GOTEST_BIN)
 	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
 	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/
 
 emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so \
-  $(KBUILD)/variants/liboctave_emu_vt128.so
+  $(KBUILD)/variants/liboctave_emu_vt128.so $(GOTEST_BIN)
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
+	@# the GPU properties (TestGPU*) and the must-not-matter properties (TestMustNotMatter*), their
+	@# -short form (20 cases each), on every tier the emulator library lists: about 2 minutes on 2 cores
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -run '^(TestGPU|TestMustNotMatter)' ./fuzz/
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/
 	@# the mma decode's variants (mk/kernels.mk), on their tier alone: fp16 K with per-warp passes of 16,
 	@# fp16 K with the quad kernel, int8 K (the default) with the 8-warp kernel and per-warp passes of 16,
@@ -111,3 +143,9 @@ emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
+
+# The go test wrapper, built once (go run would rebuild it at every step and add its own
+# "exit status N" line to every failing one).
+$(GOTEST_BIN): $(wildcard internal/cmd/gotest/*.go) go.mod
+	@mkdir -p $(@D)
+	@$(GO) build -o $@ ./internal/cmd/gotest

@@ -42,10 +42,12 @@ knumber       = $(foreach i,$(shell seq $(words $(1))),$(eval $(word $(i),$(1)):
 .PHONY: hip isa cuda emu emu-check kernels-toolchain kernels-clean cuda-syntax cuda-regs
 
 # ---- toolchain: Debian packages, installed quietly when missing (CI and developers run as root) ----
+# The line saying what is installed and why goes to stderr: make isa's output may go to a log
+# (make conform, make test), and apt-get takes seconds to minutes.
 kernels-toolchain:
 	@missing=; for p in $(KAPT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-	  echo "kernels: installing$$missing (apt-get)"; \
+	  echo "kernels: installing$$missing with apt-get (Debian's clang-19 builds the AMD code objects for make isa and make hip; llvm-objdump-19 disassembles them; libamdhip64-dev is the HIP runtime): up to a few minutes" >&2; \
 	  if [ "$$(id -u)" != 0 ]; then echo "kernels: need root to apt-get install$$missing" >&2; exit 1; fi; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
 	    >/tmp/octant-kernels-apt.log 2>&1 || { tail -20 /tmp/octant-kernels-apt.log >&2; echo "kernels: apt-get install failed" >&2; exit 1; }; \
@@ -79,7 +81,7 @@ $(KBUILD)/hip/%.cpp.o: csrc/%.cpp $(KHDRS) | kernels-toolchain
 	$(Q)$(KHIP_CXX) $(addprefix --offload-arch=,$(HIP_ARCHS)) -c $< -o $@
 
 $(KBUILD)/liboctave_hip.so: $(KHIP_OBJ)
-	PATH=$(LLVM_BIN):$$PATH clang++ -shared -fPIC --rocm-path=/usr $^ -o $@ -lamdhip64
+	$(Q)PATH=$(LLVM_BIN):$$PATH clang++ -shared -fPIC --rocm-path=/usr $^ -o $@ -lamdhip64
 	@echo "hip: built $@ with Debian clang-19 for $(HIP_TARGETS) (HIP runtime: libamdhip64)"
 endif
 
@@ -165,16 +167,21 @@ ptxas-fetch:
 	{ echo "ptxas-fetch: could not fetch nvidia-cuda-toolkit from Debian's non-free archive; set PTXAS=/path/to/ptxas" >&2; exit 1; }
 
 # ---- EMU: the CPU emulator build ----
+# Each compile step prints "emu: [3/14] csrc/decode.hip" on stderr instead of its command line
+# (V=1 prints the commands too), like hip and isa.
 KEMU_OBJ := $(patsubst csrc/%,$(KBUILD)/emu/%.o,$(KSRC_DEV) $(KSRC_HOST) csrc/emu/emu.cpp)
+$(call knumber,$(KEMU_OBJ),KEMU_I)
 
 emu: $(KBUILD)/liboctave_emu.so
 
 $(KBUILD)/emu/%.o: csrc/% $(KHDRS)
 	@mkdir -p $(@D)
-	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -c $< -o $@
+	@echo "emu: [$(KEMU_I)/$(words $(KEMU_OBJ))] $<" >&2
+	$(Q)$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu -c $< -o $@
 
 $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
-	$(KCXX) -shared -fPIC $^ -o $@ -lpthread
+	$(Q)$(KCXX) -shared -fPIC $^ -o $@ -lpthread
+	@echo "emu: built $@ (the kernels on the CPU emulator)"
 
 # The mma decode's fp16-K variant (OCT_DM_INT8K=0, profile wmma-f16q; csrc/octave_params.h), the
 # default build's decode until the twenty-second session measured int8 K faster: the two files it
@@ -189,9 +196,11 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 define emu_variant
 $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 	@mkdir -p $$(@D)
-	$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
+	@echo "emu-$(1): $$< ($(2))" >&2
+	$(Q)$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
 $(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
-	$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+	@echo "emu-$(1): built $$@"
 endef
 $(eval $(call emu_variant,f16k,-DOCT_DM_INT8K=0 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
 # The fp16-K variant with the quad kernel for chunks of more than 8 queries: the quad kernel's
