@@ -14,12 +14,19 @@
 //     the GPU fuzz targets ([FuzzPhase], [Config].Budget shared by [FuzzTargets]; the unmutated
 //     build always gets the whole budget, since it must survive it); and the conventional suite
 //     (TestConventional*, the comparison, not counted as a kill).
-//   - A phase stops at the first failure ([RunUntilFail]): a "--- FAIL" line, a streamed failure
-//     message, or a non-zero exit; reaching the budget is not a kill. The time to kill runs from
-//     the grid's start.
+//   - Kills are decided from structured results, never from matched text: each test binary runs
+//     with -test.v=test2json, and its marked framing lines become test events ([Event], as `go
+//     test -json` has them; [ReadEvents] reads such a stream, [Decide] decides over one). A phase
+//     stops at the first failed test ([RunUntilFail]; a subtest reports before its parent, so the
+//     innermost failing test names the kill); a binary that exits non-zero while a test runs
+//     failed that test (a crash). A non-zero exit with no test running is an error, and a phase in
+//     which no test passed (all skipped, or none ran) is no evidence ([KillResult.Outcome]):
+//     neither is a kill nor a survival. Reaching the budget is not a kill. The time to kill runs
+//     from the grid's start.
 //   - A row passes ([Row.OK]) when its library built and it is killed, or, for the unmutated build,
-//     when nothing fails. The kill matrix (kill-matrix.md and kill-matrix.json, [WriteKillMatrix])
-//     is written after every row, so a run stopped early leaves one; logs go to <Out>/logs.
+//     when nothing fails, some test passed, and nothing errs. The kill matrix (kill-matrix.md and
+//     kill-matrix.json, [WriteKillMatrix]) is written after every row, so a run stopped early
+//     leaves one; logs go to <Out>/logs.
 //   - [Plan] says in one line what a run will do before it starts: a full run builds and tests
 //     every mutant and takes long, so the command asks for --all or --only.
 package mutate

@@ -32,30 +32,66 @@ func (r *Row) Killed() (killed bool, by string, after time.Duration, cases int) 
 	return false, "", 0, 0
 }
 
+// Outcome is what Octant's phases (the grid, then fuzzing) established about the library:
+// "killed" (Killed says by what); "error" when a phase could not run (the first error says which,
+// in detail); "no evidence" when no test passed in any phase (every test skipped, or none ran:
+// a survival or a pass that rests on nothing); else "survived".
+func (r *Row) Outcome() (outcome, detail string) {
+	if killed, by, _, _ := r.Killed(); killed {
+		return "killed", by
+	}
+	phases := []struct {
+		name string
+		k    *KillResult
+	}{{"grid", &r.Grid}, {"fuzz", r.Fuzz}}
+	passed, skipped := 0, 0
+	for _, p := range phases {
+		if p.k == nil {
+			continue
+		}
+		if p.k.Error != "" {
+			return "error", p.name + ": " + p.k.Error
+		}
+		passed, skipped = passed+p.k.Passed, skipped+p.k.Skipped
+	}
+	if passed == 0 {
+		return "no evidence", fmt.Sprintf("no test passed (%d skipped)", skipped)
+	}
+	return "survived", fmt.Sprintf("%d tests passed", passed)
+}
+
 // OK is the row's pass condition: the library built, and a mutant is killed while the unmutated
-// build fails nothing (the conventional suite included).
+// build is not, with evidence (some test passed), and fails nothing in the conventional suite
+// either (which must run). An error or no evidence is never OK.
 func (r *Row) OK() bool {
 	if r.Build != "ok" {
 		return false
 	}
-	killed, _, _, _ := r.Killed()
+	outcome, _ := r.Outcome()
 	if r.ID == 0 {
-		return !killed && (r.Conventional == nil || !r.Conventional.Killed)
+		return outcome == "survived" && (r.Conventional == nil || !r.Conventional.Killed && r.Conventional.Error == "")
 	}
-	return killed
+	return outcome == "killed"
 }
 
 // Verdict is the row's outcome in words: "killed by grid: TestX after 1.2s", "SURVIVED",
-// "passes", "FAIL: the unmutated build fails …", "build failed: …".
+// "NO EVIDENCE: …", "ERROR: …", "passes", "FAIL: the unmutated build fails …", "build failed: …".
 func (r *Row) Verdict() string {
 	killed, by, after, _ := r.Killed()
+	outcome, detail := r.Outcome()
 	switch {
 	case r.Build != "ok":
 		return "build failed: " + r.Build
 	case r.ID == 0 && killed:
 		return "FAIL: the unmutated build fails " + by
+	case outcome == "error":
+		return "ERROR: " + detail
+	case outcome == "no evidence":
+		return "NO EVIDENCE: " + detail
 	case r.ID == 0 && r.Conventional != nil && r.Conventional.Killed:
 		return "FAIL: the unmutated build fails conventional: " + r.Conventional.By
+	case r.ID == 0 && r.Conventional != nil && r.Conventional.Error != "":
+		return "ERROR: conventional: " + r.Conventional.Error
 	case r.ID == 0:
 		return "passes"
 	case killed:
@@ -79,29 +115,43 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Kill matrix (%s library, %s)\n\n", kind, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	b.WriteString("Kills are failed tests (test2json events of the test binaries), never matched text; a row where a phase could not run is an error, one where no test passed has no evidence.\n\n")
 	b.WriteString("| id | mutant | Octant: killed by | time to kill | cases run | conventional suite |\n| --- | --- | --- | --- | --- | --- |\n")
 	var times []time.Duration
-	mutants := 0
+	mutants, errs, noEvidence := 0, 0, 0
 	for _, r := range rows {
 		if r.ID != 0 {
 			mutants++
 		}
 		killed, by, after, cases := r.Killed()
 		conv := "not run"
-		if r.Conventional != nil {
-			conv = "survives"
-			if r.Conventional.Killed {
-				conv = "killed by " + r.Conventional.By
+		if c := r.Conventional; c != nil {
+			switch c.Outcome() {
+			case "killed":
+				conv = "killed by " + c.By
+			case "error":
+				conv = "error: " + c.Error
+			case "no evidence":
+				conv = "no evidence (nothing passed)"
+			default:
+				conv = "survives"
 			}
 		}
+		outcome, detail := r.Outcome()
 		cell, t := "**survived**", "-"
 		switch {
 		case r.Build != "ok":
 			cell = "build failed: " + r.Build
-		case r.ID == 0 && !killed:
-			cell = "passes (must)"
-		case r.ID == 0:
+		case r.ID == 0 && killed:
 			cell = "**FAILS: " + by + "**"
+		case outcome == "error":
+			cell = "**error** (" + detail + ")"
+			errs++
+		case outcome == "no evidence":
+			cell = "**no evidence** (" + detail + ")"
+			noEvidence++
+		case r.ID == 0:
+			cell = "passes (must)"
 		case killed:
 			cell, t = by, after.Round(time.Millisecond).String()
 			times = append(times, after)
@@ -112,6 +162,9 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 		slices.Sort(times)
 		fmt.Fprintf(&b, "\nKilled %d of %d mutants; time to kill median %v, worst %v.\n", len(times), mutants,
 			times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
+	}
+	if errs+noEvidence > 0 {
+		fmt.Fprintf(&b, "\nNeither killed nor survived: %d with an error (a phase could not run), %d with no evidence (no test passed).\n", errs, noEvidence)
 	}
 	return os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(b.String()), 0o644)
 }

@@ -19,20 +19,19 @@ var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", 
 	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps", "wmma": "^TestWMMA", "mma": "^TestMMA"}
 
 // GridPhase runs the kernel grid with the test binary kt: the op's own tests first, then every
-// other test except the conventional suite.
+// other test except the conventional suite. The second run's counts add to the first's; it runs
+// only while the first neither killed nor failed to run.
 func GridPhase(kt string, args, env []string, op string, log io.Writer) KillResult {
 	re, ok := opTests[op]
 	if !ok {
 		return RunUntilFail("", kt, args, env, 0, log)
 	}
-	first := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
-	if first.Killed || first.Error != "" {
-		return first
+	res := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
+	if res.Killed || res.Error != "" {
+		return res
 	}
-	rest := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log)
-	rest.After += first.After
-	rest.Cases += first.Cases
-	return rest
+	res.add(RunUntilFail("", kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log))
+	return res
 }
 
 // FuzzPerTarget is each fuzz target's share of a budget: equal, and at least 15 s, because Go's
@@ -59,16 +58,9 @@ func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log 
 		}
 	}
 	for _, t := range FuzzTargets {
-		r := RunUntilFail(dir, ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",
-			"-test.parallel=1", "-test.fuzzcachedir=" + cache}, env, per+30*time.Second, log)
-		f.After += r.After
-		f.Cases += r.Cases
-		if r.Error != "" {
-			f.Error = r.Error
-			return f
-		}
-		if r.Killed {
-			f.Killed, f.By, f.Message = true, t, r.Message
+		f.add(RunUntilFail(dir, ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",
+			"-test.parallel=1", "-test.fuzzcachedir=" + cache}, env, per+30*time.Second, log))
+		if f.Killed || f.Error != "" {
 			return f
 		}
 	}

@@ -152,22 +152,23 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 	lib, _ = filepath.Abs(lib)
 	env := []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(cfg.Out, "regressions", fmt.Sprintf("m%d", row.ID)),
 		"OCTANT_REPLAY_CMD=bin/octant replay"}
-	gridArgs := []string{"-test.count=1", "-test.v", "-test.skip=^TestConventional"}
+	gridArgs := []string{"-test.count=1", "-test.skip=^TestConventional"}
 	if !cfg.Full {
 		gridArgs = append(gridArgs, "-test.short")
 	}
 	fmt.Fprintf(stdout, "grid… ")
 	row.Grid = GridPhase(kt, gridArgs, env, row.Op, logf)
 	// The fuzz phase: for a mutant until the grid or the fuzzer kills it; for the unmutated
-	// build always (it must survive the whole budget).
-	if (!row.Grid.Killed || row.ID == 0) && cfg.Budget > 0 {
+	// build always (it must survive the whole budget); never after a grid that could not run
+	// (the row is an error).
+	if (!row.Grid.Killed || row.ID == 0) && row.Grid.Error == "" && cfg.Budget > 0 {
 		fmt.Fprintf(stdout, "fuzz… ")
 		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(cfg.Out, "fuzzcache"), logf)
 		row.Fuzz = &f
 	}
 	if cfg.Conventional {
 		fmt.Fprintf(stdout, "conventional… ")
-		c := RunUntilFail("", kt, []string{"-test.count=1", "-test.v", "-test.run=^TestConventional"}, env, 0, logf)
+		c := RunUntilFail("", kt, []string{"-test.count=1", "-test.run=^TestConventional"}, env, 0, logf)
 		row.Conventional = &c
 	}
 	return nil

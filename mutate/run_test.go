@@ -16,22 +16,28 @@ func writeScript(t *testing.T, path, body string) {
 	}
 }
 
-// TestRunWithFakes runs the whole orchestration with a fake make and fake test binaries: mutant 1
-// (reduce) dies in its op's tests, mutant 2 survives the grid and the fuzzer, mutant 3 does not
-// build, and the unmutated build passes.
+// TestRunWithFakes runs the whole orchestration with a fake make and fake test binaries (which
+// print as Go test binaries do under -test.v=test2json: result lines marked with ^V): mutant 1
+// (reduce) dies in its op's tests; mutant 2 survives the grid and the fuzzer; mutant 3 does not
+// build; on mutant 4 every test skips (no evidence, not a survival); mutant 5's test binary exits
+// before any test (an error, not a kill); and the unmutated build passes.
 func TestRunWithFakes(t *testing.T) {
 	dir := t.TempDir()
 	bin, out := filepath.Join(dir, "bin"), filepath.Join(dir, "out")
 	os.Mkdir(bin, 0o755)
 	writeScript(t, filepath.Join(bin, "make"), `case "$*" in *MUTANT=3*) echo "error: no such mutant" >&2; exit 2;; esac; echo "make $*"`)
 	writeScript(t, filepath.Join(bin, "kernels.test"), `case "$OCTANT_LIB $*" in
-*_m1.so*-test.run=^TestReduce*) echo "=== RUN   TestReduce"; echo "=== RUN   TestReduce/pad"; echo "--- FAIL: TestReduce (0.00s)"; echo "    --- FAIL: TestReduce/pad (0.00s)"; exit 1;;
+*_m1.so*-test.run=^TestReduce*) printf '\026=== RUN   TestReduce\n\026=== RUN   TestReduce/pad\n    reduce_test.go:9: padding row written\n\026--- FAIL: TestReduce/pad (0.00s)\n\026--- FAIL: TestReduce (0.00s)\n\026FAIL\n'; exit 1;;
+*_m4.so*) printf '\026=== RUN   TestA\n\026--- SKIP: TestA (0.00s)\n\026PASS\n'; exit 0;;
+*_m5.so*) echo "cannot open the library"; exit 1;;
 esac
-echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
-	writeScript(t, filepath.Join(bin, "fuzz.test"), `echo "fuzz: elapsed: 0s, execs: 7 (7/sec)"; echo PASS`)
+printf '\026=== RUN   TestA\n--- FAIL: TestPrinted (0.00s)\n\026--- PASS: TestA (0.00s)\n\026PASS\n'`)
+	writeScript(t, filepath.Join(bin, "fuzz.test"), `case "$OCTANT_LIB" in *_m4.so) printf '\026=== RUN   FuzzX\n\026--- SKIP: FuzzX (0.00s)\n'; exit 0;; esac
+printf '\026=== RUN   FuzzX\nfuzz: elapsed: 0s, execs: 7 (7/sec)\n\026--- PASS: FuzzX (1.00s)\n\026PASS\n'`)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	ms := []Mutant{{ID: 1, Name: "OCT_MUT_REDUCE_PAD", Op: "reduce"}, {ID: 2, Name: "OCT_MUT_DECODE_X", Op: "decode"}, {ID: 3, Name: "OCT_MUT_STORE_Y", Op: "store"}}
+	ms := []Mutant{{ID: 1, Name: "OCT_MUT_REDUCE_PAD", Op: "reduce"}, {ID: 2, Name: "OCT_MUT_DECODE_X", Op: "decode"}, {ID: 3, Name: "OCT_MUT_STORE_Y", Op: "store"},
+		{ID: 4, Name: "OCT_MUT_DECODE_SKIPPED", Op: "decode"}, {ID: 5, Name: "OCT_MUT_DECODE_NOSTART", Op: "decode"}}
 	cfg := Config{Kind: "emu", Budget: time.Second, Bin: bin, Out: out, Conventional: true, Jobs: 2}
 	var stdout, stderr strings.Builder
 	rows, err := Run(cfg, Select(ms, nil), &stdout, &stderr)
@@ -39,8 +45,8 @@ echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
 		t.Fatalf("Run: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	t.Log("\n" + stdout.String())
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4", len(rows))
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rows))
 	}
 	for i, want := range []struct {
 		ok      bool
@@ -49,17 +55,22 @@ echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
 		{true, "killed by grid: TestReduce/pad"},
 		{false, "SURVIVED"},
 		{false, "build failed: make emu-mutant MUTANT=3"},
+		{false, "NO EVIDENCE: no test passed (7 skipped)"},
+		{false, "ERROR: grid: "},
 		{true, "passes"},
 	} {
 		if r := rows[i]; r.OK() != want.ok || !strings.HasPrefix(r.Verdict(), want.verdict) {
 			t.Errorf("row %d (mutant %d): OK %v, verdict %q; want %v, %q", i, r.ID, r.OK(), r.Verdict(), want.ok, want.verdict)
 		}
 	}
-	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 5*7 || rows[3].Fuzz == nil {
-		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 5 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[3].Fuzz)
+	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 5*7 || rows[5].Fuzz == nil {
+		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 5 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[5].Fuzz)
 	}
-	for _, want := range []string{"building 4 emu libraries, 2 at a time", "[4/4] mutant", "FAILED to build",
-		"mutant 2 (OCT_MUT_DECODE_X): grid… fuzz… conventional… SURVIVED", "mutant 0 (unmutated): grid… fuzz… conventional… passes"} {
+	if rows[0].Grid.Message != "reduce_test.go:9: padding row written" {
+		t.Errorf("the kill's message: %q", rows[0].Grid.Message)
+	}
+	for _, want := range []string{"building 6 emu libraries, 2 at a time", "[6/6] mutant", "FAILED to build",
+		"mutant 2 (OCT_MUT_DECODE_X): grid… fuzz… conventional… SURVIVED", "mutant 5 (OCT_MUT_DECODE_NOSTART): grid… conventional… ERROR: grid: ", "mutant 0 (unmutated): grid… fuzz… conventional… passes"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q", want)
 		}
@@ -69,7 +80,8 @@ echo "=== RUN   TestA"; echo "--- PASS: TestA (0.00s)"; echo PASS`)
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| 1 | OCT_MUT_REDUCE_PAD | grid: TestReduce/pad |", "| 2 | OCT_MUT_DECODE_X | **survived** |", "| 0 | unmutated | passes (must) |",
-		"Killed 1 of 3 mutants"} {
+		"| 4 | OCT_MUT_DECODE_SKIPPED | **no evidence** (no test passed (7 skipped)) |", "| 5 | OCT_MUT_DECODE_NOSTART | **error** (grid: ",
+		"Killed 1 of 5 mutants", "1 with an error (a phase could not run), 1 with no evidence (no test passed)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("kill-matrix.md lacks %q:\n%s", want, md)
 		}
@@ -99,7 +111,7 @@ func TestPlan(t *testing.T) {
 // The unmutated build fails when the conventional suite fails on it, and the verdict says which
 // test, not an empty name.
 func TestVerdictUnmutatedConventional(t *testing.T) {
-	r := &Row{Mutant: Unmutated, Build: "ok", Conventional: &KillResult{Killed: true, By: "TestConventionalDecode"}}
+	r := &Row{Mutant: Unmutated, Build: "ok", Grid: KillResult{Passed: 3}, Conventional: &KillResult{Killed: true, By: "TestConventionalDecode"}}
 	if r.OK() || r.Verdict() != "FAIL: the unmutated build fails conventional: TestConventionalDecode" {
 		t.Errorf("OK %v, verdict %q", r.OK(), r.Verdict())
 	}

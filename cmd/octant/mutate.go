@@ -37,7 +37,11 @@ A full run builds every mutant (25 and more) and tests each for up to its budget
 when asked: --all for every mutant and the unmutated build, --only for some. Without either it
 prints what --all would build and run, and exits 2. It prints that plan first when it starts, too.
 The output goes to `+mutate.DefaultOut+` by default, under the git-ignored build/.
-Exit 0 when every mutant is killed and the unmutated build passes, 1 otherwise, 2 on usage errors.`)
+A kill is a failed test in the test binaries' own results (-test.v=test2json events, as go test
+-json reads them), never a matched message; a phase that could not run is an error, and a row on
+which no test passed (all skipped, or none ran) has no evidence: neither is a kill or a pass.
+Exit 0 when every mutant is killed and the unmutated build passes with evidence, 1 otherwise
+(a survivor, an error, no evidence), 2 on usage errors.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -41,15 +41,10 @@ func TestMutateNeedsSelection(t *testing.T) {
 }
 
 // TestMutateOnlyStartsWithPlan: a selected run says its plan first, then builds and runs (here
-// with a fake make and fake test binaries: the unmutated build passes).
+// with a fake make and fake test binaries, which print as Go test binaries do under
+// -test.v=test2json: the unmutated build passes).
 func TestMutateOnlyStartsWithPlan(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{"make": `echo "make $*"`, "kernels.test": `echo "=== RUN   TestA"; echo PASS`, "fuzz.test": `echo PASS`} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := fakeMutateTools(t, `printf '\026=== RUN   TestA\n\026--- PASS: TestA (0.00s)\n\026PASS\n'`)
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := runCLI("mutate", "--header", mutantHeader, "--kind", "emu", "--only", "0", "--bin", dir, "--out", out, "--budget-per-mutant", "0s")
 	if code != 0 {
@@ -65,4 +60,28 @@ func TestMutateOnlyStartsWithPlan(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "kill-matrix.json")); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestMutateNoEvidence: an unmutated build on which every test skips has not passed anything:
+// the row says NO EVIDENCE and the command exits 1, whatever the tests print.
+func TestMutateNoEvidence(t *testing.T) {
+	dir := fakeMutateTools(t, `printf '\026=== RUN   TestA\n    OCTANT_LIB not set\n\026--- SKIP: TestA (0.00s)\n\026PASS\n'`)
+	code, stdout, stderr := runCLI("mutate", "--header", mutantHeader, "--kind", "emu", "--only", "0", "--bin", dir, "--out", filepath.Join(dir, "out"), "--budget-per-mutant", "0s")
+	if code != 1 || !strings.Contains(stdout, "mutant 0 (unmutated): grid… conventional… NO EVIDENCE: no test passed") {
+		t.Errorf("exit %d, expected 1 and NO EVIDENCE\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// fakeMutateTools writes a fake make, fuzz.test and kernels.test (with the given shell body) to a
+// temporary directory put first on PATH, and returns it.
+func fakeMutateTools(t *testing.T, kernelsTest string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"make": `echo "make $*"`, "kernels.test": kernelsTest, "fuzz.test": `printf '\026PASS\n'`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
 }
