@@ -133,7 +133,12 @@
 //	go run ./cmd/octant replay corpus/regressions/merge/merge-partials-3f2a….json
 //
 // [Replay] rebuilds the case and re-runs the property against the oracle: nil when it holds (the
-// bug is fixed; example files pass), else the failure. A merge reproducer whose digest no longer
-// matches what the generators build is refused rather than silently testing something else.
+// bug is fixed; example files pass), else the failure. Before anything runs, [ParseReproducer]
+// checks the file: a known property, every field of its case in its range (the case types'
+// Validate methods: an error names the field, its value and what was expected) and its call
+// built; a reproducer whose digest no longer matches what the generators build is refused rather
+// than silently testing something else. Such a refusal is a *harness.ReproducerError, apart from a
+// failure (`octant replay` counts it unreadable, exit 2). FuzzReadReproducer fuzzes that reader
+// over arbitrary bytes.
 // TestReplayRegressions replays every file under corpus/regressions on every go test.
 package fuzz

@@ -77,22 +77,25 @@ func PropMergePartials(t *rapid.T) {
 	}
 }
 
-func replayMerge(raw json.RawMessage) error {
+// prepareMerge reads and checks a merge case, builds its decode call and checks its digest (a
+// reproducer whose call the generators no longer rebuild is refused), and returns the check that
+// replays it.
+func prepareMerge(raw json.RawMessage) (func() error, error) {
 	var c MergeCase
 	if err := harness.DecodeCase(raw, &c); err != nil {
-		return err
+		return nil, err
 	}
-	if c.Decode == nil {
-		return fmt.Errorf("merge case without a decode call")
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
 	in, err := c.Decode.Build()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("building the decode call: %w", err)
 	}
 	if d := Digest(in); c.Digest != "" && d != c.Digest {
-		return fmt.Errorf("the decode call rebuilds with digest %s, the reproducer was recorded with %s: the generators changed since; re-record it", d, c.Digest)
+		return nil, fmt.Errorf("the decode call rebuilds with digest %s, the reproducer was recorded with %s: the generators changed since; re-record it", d, c.Digest)
 	}
-	return checkMerge(&c, in)
+	return func() error { return checkMerge(&c, in) }, nil
 }
 
 // CheckMerge is PropMergePartials' check of one case.

@@ -82,12 +82,16 @@ func PropQueryMaps(t *rapid.T) {
 	}
 }
 
-func replayQueryMaps(raw json.RawMessage) error {
+// prepareQueryMaps reads and checks a query-map case and returns the check that replays it.
+func prepareQueryMaps(raw json.RawMessage) (func() error, error) {
 	var c QueryMapCase
 	if err := harness.DecodeCase(raw, &c); err != nil {
-		return err
+		return nil, err
 	}
-	return CheckQueryMaps(&c)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return func() error { return CheckQueryMaps(&c) }, nil
 }
 
 // bruteQueryMaps is docs/contract.md §4 read literally, in int64. It returns why the input is one no

@@ -49,20 +49,22 @@ func PropSlotAcceptance(t *rapid.T) {
 	}
 }
 
-func replaySlotRoundTrip(raw json.RawMessage) error {
-	var c SlotCase
-	if err := harness.DecodeCase(raw, &c); err != nil {
-		return err
+// prepareSlot reads and checks a slot case (SlotCase.Validate, then its inputs decoded) and
+// returns the check that replays it.
+func prepareSlot(check func(*SlotCase) error) func(json.RawMessage) (func() error, error) {
+	return func(raw json.RawMessage) (func() error, error) {
+		var c SlotCase
+		if err := harness.DecodeCase(raw, &c); err != nil {
+			return nil, err
+		}
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		if _, err := c.inputs(); err != nil {
+			return nil, err
+		}
+		return func() error { return check(&c) }, nil
 	}
-	return CheckSlotRoundTrip(&c)
-}
-
-func replaySlotAcceptance(raw json.RawMessage) error {
-	var c SlotCase
-	if err := harness.DecodeCase(raw, &c); err != nil {
-		return err
-	}
-	return CheckSlotAcceptance(&c)
 }
 
 func sameF32(a, b float32) bool {

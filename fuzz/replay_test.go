@@ -103,7 +103,8 @@ func TestReproducerRoundTrip(t *testing.T) {
 }
 
 // TestReplayRefuses: a reproducer that no longer rebuilds the same call, names an unknown property
-// or target, or misspells a field is refused with an error saying so.
+// or target, or misspells a field is refused with a file error saying so, never taken for a
+// failing case.
 func TestReplayRefuses(t *testing.T) {
 	dir := t.TempDir()
 	m := MergeCases().Example(3)
@@ -138,13 +139,14 @@ func TestReplayRefuses(t *testing.T) {
 		r          *harness.Reproducer
 	}{
 		{"drift.json", "generators changed", r},
-		{"unknown.json", "unknown property", &unknown},
-		{"target.json", "does not match property", &target},
+		{"unknown.json", `property = "no-such-property", expected one of gpu-decode`, &unknown},
+		{"target.json", `target = "gfx1100/portable", expected "oracle" or "lib"`, &target},
 		{"typo.json", "unknown field", &typo},
 	} {
 		err := Replay(write(c.name, c.r))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: Replay gave %v, expected an error mentioning %q", c.name, err, c.want)
+		var re *harness.ReproducerError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &re) {
+			t.Errorf("%s: Replay gave %v, expected a file error (*harness.ReproducerError) mentioning %q", c.name, err, c.want)
 		}
 	}
 	if err := Replay(write("ok.json", q)); err != nil {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
 )
@@ -21,8 +23,9 @@ type Property struct {
 	Op    string // directory under corpus/regressions
 	Doc   string
 	Check func(*rapid.T)
-	// replay decodes a case and re-runs the property's check on it.
-	replay func(json.RawMessage) error
+	// prepare, for oracle properties, reads and checks a case (every field in its range) and
+	// returns the property's check of it.
+	prepare func(json.RawMessage) (func() error, error)
 	// call, for GPU properties (Target TargetLib), decodes a case and builds the call the judges
 	// run (on a library, or the oracle alone).
 	call func(raw json.RawMessage) (harness.Call, error)
@@ -42,10 +45,10 @@ func (p Property) Target() string {
 // Properties lists every property of the package (prop_*.go).
 func Properties() []Property {
 	return []Property{
-		{Name: PropNameSlotRoundTrip, Op: "slot", Doc: "quantize → slot bytes → dequantize equals LUT·scale/64 of the codes; re-quantizing is stable; acceptance says identical", Check: PropSlotRoundTrip, replay: replaySlotRoundTrip},
-		{Name: PropNameSlotAcceptance, Op: "slot", Doc: "oracle slots identical; single bit flips of codes and scales unexplained unless a re-derived tie; pad ignored; non-finite groups decode to zero", Check: PropSlotAcceptance, replay: replaySlotAcceptance},
-		{Name: PropNameQueryMaps, Op: "querymap", Doc: "oracle.BuildQueryMaps equals a brute-force reading of docs/contract.md §4, and refuses exactly the inputs no builder produces", Check: PropQueryMaps, replay: replayQueryMaps},
-		{Name: PropNameMerge, Op: "merge", Doc: "DecodePartials over any split geometry, merged, equals ExactDecode within a derived float64 bound", Check: PropMergePartials, replay: replayMerge},
+		{Name: PropNameSlotRoundTrip, Op: "slot", Doc: "quantize → slot bytes → dequantize equals LUT·scale/64 of the codes; re-quantizing is stable; acceptance says identical", Check: PropSlotRoundTrip, prepare: prepareSlot(CheckSlotRoundTrip)},
+		{Name: PropNameSlotAcceptance, Op: "slot", Doc: "oracle slots identical; single bit flips of codes and scales unexplained unless a re-derived tie; pad ignored; non-finite groups decode to zero", Check: PropSlotAcceptance, prepare: prepareSlot(CheckSlotAcceptance)},
+		{Name: PropNameQueryMaps, Op: "querymap", Doc: "oracle.BuildQueryMaps equals a brute-force reading of docs/contract.md §4, and refuses exactly the inputs no builder produces", Check: PropQueryMaps, prepare: prepareQueryMaps},
+		{Name: PropNameMerge, Op: "merge", Doc: "DecodePartials over any split geometry, merged, equals ExactDecode within a derived float64 bound", Check: PropMergePartials, prepare: prepareMerge},
 	}
 }
 
@@ -81,12 +84,45 @@ func Replay(path string) error { return ReplayLib(path, nil) }
 
 // ReplayLib is Replay with a kernel library: a GPU property's case runs on every implementation in
 // l and the oracle judges it (harness.CheckAll), as in the fuzz target. l nil runs the oracle
-// alone; an oracle property ignores l.
+// alone; an oracle property ignores l. A file that cannot be replayed (LoadReproducer) gives a
+// *harness.ReproducerError; a case that replays and fails, any other error.
 func ReplayLib(path string, l *harness.Lib) error {
-	r, err := harness.ReadReproducer(path)
+	x, err := LoadReproducer(path)
 	if err != nil {
 		return err
 	}
+	return x.Run(l)
+}
+
+// Replayable is a reproducer read and checked, with its case built: what Run replays.
+type Replayable struct {
+	Path     string
+	Repro    *harness.Reproducer
+	Property Property
+	op       arch.Op // the op of a GPU property's call
+	run      func(l *harness.Lib) error
+}
+
+// LoadReproducer reads a reproducer file and prepares its replay (ParseReproducer).
+func LoadReproducer(path string) (*Replayable, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &harness.ReproducerError{Path: path, Err: err}
+	}
+	return ParseReproducer(path, b)
+}
+
+// ParseReproducer reads a reproducer from its bytes (path names it in errors) and prepares its
+// replay: the file is a reproducer (harness.ParseReproducer), its property is known and its op and
+// target are the property's, every field of its case is in range (the case types' Validate
+// methods), and its call is built (a recorded digest must match the rebuilt call). Every error is
+// a *harness.ReproducerError; nothing here panics on any input (FuzzReadReproducer).
+func ParseReproducer(path string, b []byte) (*Replayable, error) {
+	r, err := harness.ParseReproducer(path, b)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(err error) (*Replayable, error) { return nil, &harness.ReproducerError{Path: path, Err: err} }
 	p, ok := lookupProperty(r.Property)
 	if !ok {
 		var names []string
@@ -94,34 +130,107 @@ func ReplayLib(path string, l *harness.Lib) error {
 			names = append(names, q.Name)
 		}
 		sort.Strings(names)
-		return fmt.Errorf("%s: unknown property %q, expected one of %s", path, r.Property, strings.Join(names, ", "))
+		return bad(fmt.Errorf("property = %q, expected one of %s", r.Property, strings.Join(names, ", ")))
 	}
 	if r.Op != "" && r.Op != p.Op {
-		return fmt.Errorf("%s: op %q does not match property %s (op %q)", path, r.Op, p.Name, p.Op)
+		return bad(fmt.Errorf("op = %q, expected %q (the op of property %s)", r.Op, p.Op, p.Name))
 	}
 	if r.Target != "" && r.Target != p.Target() {
-		return fmt.Errorf("%s: target %q does not match property %s (target %q)", path, r.Target, p.Name, p.Target())
+		return bad(fmt.Errorf("target = %q, expected %q (the target of property %s)", r.Target, p.Target(), p.Name))
 	}
-	if p.check != nil {
-		if err := p.check(r.Case, l); err != nil {
-			return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+	x := &Replayable{Path: path, Repro: r, Property: p}
+	if err := x.prepare(r.Case); err != nil {
+		return bad(under("case", err))
+	}
+	return x, nil
+}
+
+// prepare checks the case and builds what Run runs.
+func (x *Replayable) prepare(raw json.RawMessage) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("building the call panicked: %v\n%s", r, debug.Stack())
 		}
-		return nil
-	}
-	if p.call != nil {
-		c, err := p.call(r.Case)
+	}()
+	p := x.Property
+	switch {
+	case p.prepare != nil:
+		check, err := p.prepare(raw)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+			return err
 		}
-		if err := harness.FirstFailure(harness.CheckAll(l, c)); err != nil {
-			return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+		x.run = func(*harness.Lib) error { return check() }
+		return nil
+	case p.check != nil:
+		var m MustNotMatterCase
+		if err := harness.DecodeCase(raw, &m); err != nil {
+			return err
 		}
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		a, _, _, err := m.calls(m.Regions)
+		if err != nil {
+			return fmt.Errorf("building the call: %w", err)
+		}
+		if x.op = a.Op(); string(x.op) != p.Op {
+			return fmt.Errorf("a %s recipe, expected a %s recipe (property %s)", x.op, p.Op, p.Name)
+		}
+		x.run = func(l *harness.Lib) error { return p.check(raw, l) }
+		return nil
+	case p.call != nil:
+		if err := validateRecipe(p.Name, raw); err != nil {
+			return err
+		}
+		c, err := p.call(raw)
+		if err != nil {
+			return err
+		}
+		x.op = c.Op()
+		x.run = func(l *harness.Lib) error { return harness.FirstFailure(harness.CheckAll(l, c)) }
 		return nil
 	}
-	if err := p.replay(r.Case); err != nil {
-		return fmt.Errorf("%s: %s: %w", path, p.Name, err)
+	return fmt.Errorf("property %s: no reader of its case", p.Name)
+}
+
+// Run replays the case: nil when the property holds, else the failure (starting with the path and
+// the property). A GPU property's case runs on every implementation in l of its op (the oracle
+// alone when l is nil).
+func (x *Replayable) Run(l *harness.Lib) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %s: panic while replaying: %v\n%s", x.Path, x.Property.Name, r, debug.Stack())
+		}
+	}()
+	if err := x.run(l); err != nil {
+		return fmt.Errorf("%s: %s: %w", x.Path, x.Property.Name, err)
 	}
 	return nil
+}
+
+// Ran says what Run runs with library l: "oracle" for an oracle property; for a GPU property
+// "oracle only: no --lib" without a library, else the implementations of its op in l ("oracle;
+// tiers portable, mma on build/liboctave_cuda.so").
+func (x *Replayable) Ran(l *harness.Lib) string {
+	if x.Property.Target() == harness.TargetOracle {
+		return "oracle"
+	}
+	if l == nil {
+		return "oracle only: no --lib"
+	}
+	impls, err := harness.Impls(l, x.op)
+	if err != nil {
+		return "oracle; " + err.Error()
+	}
+	var names []string
+	for _, im := range impls {
+		names = append(names, im.Name)
+	}
+	what := "tiers"
+	if !x.op.Tiered() {
+		what = "the library's " + string(x.op) + ":"
+	}
+	return fmt.Sprintf("oracle; %s %s on %s", what, strings.Join(names, ", "), l.Path)
 }
 
 // written remembers, per property, the reproducer this process wrote last: while rapid shrinks a

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,28 +143,78 @@ func (r *Reproducer) Write(dir string) (string, error) {
 	return path, nil
 }
 
-// ReadReproducer loads a reproducer file.
+// ReproducerError is a reproducer file that cannot be replayed: unreadable, not a reproducer, an
+// unknown property, or a case with a field out of its range. It is apart from a case that replays
+// and fails: `octant replay` counts such a file unreadable (exit 2), never failing (exit 1).
+type ReproducerError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReproducerError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+func (e *ReproducerError) Unwrap() error { return e.Err }
+
+// Verdict statuses a reproducer records.
+const (
+	StatusFail = "fail" // written by a failing property
+	StatusPass = "pass" // an example
+)
+
+// ReadReproducer loads a reproducer file (ParseReproducer).
 func ReadReproducer(path string) (*Reproducer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, &ReproducerError{Path: path, Err: err}
+	}
+	return ParseReproducer(path, b)
+}
+
+// ParseReproducer reads a reproducer from its JSON bytes (path names it in errors): strictly (an
+// unknown or misspelt field is an error), with the fields property, case (a JSON object) and
+// verdict present, target "oracle" or "lib" when present, and status "fail" or "pass". It leaves
+// the case to the property's reader. Every error is a *ReproducerError.
+func ParseReproducer(path string, b []byte) (*Reproducer, error) {
+	bad := func(format string, args ...any) (*Reproducer, error) {
+		return nil, &ReproducerError{Path: path, Err: fmt.Errorf(format, args...)}
 	}
 	var r Reproducer
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a reproducer: %w", path, err)
+	if err := decodeStrict(b, &r); err != nil {
+		return bad("not a reproducer: %w", err)
 	}
-	if r.Property == "" || len(r.Case) == 0 {
-		return nil, fmt.Errorf("%s: not a reproducer: expected the fields property and case", path)
+	if r.Property == "" {
+		return bad("not a reproducer: no property, expected the name of the property that wrote it")
+	}
+	if c := bytes.TrimSpace(r.Case); len(c) == 0 || c[0] != '{' {
+		return bad("case = %.40s, expected a JSON object (the property's case)", string(c))
+	}
+	if r.Target != "" && r.Target != TargetOracle && r.Target != TargetLib {
+		return bad("target = %q, expected %q or %q", r.Target, TargetOracle, TargetLib)
+	}
+	if r.Verdict.Status != StatusFail && r.Verdict.Status != StatusPass {
+		return bad("verdict.status = %q, expected %q or %q", r.Verdict.Status, StatusFail, StatusPass)
 	}
 	return &r, nil
+}
+
+// decodeStrict unmarshals one JSON value into v: unknown fields and anything after the value are
+// errors.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value, expected one value")
+	}
+	return nil
 }
 
 // DecodeCase unmarshals a case strictly (unknown fields are an error: a typo in a hand-written
 // reproducer must not silently change the case).
 func DecodeCase(raw json.RawMessage, c any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(c); err != nil {
+	if err := decodeStrict(raw, c); err != nil {
 		return fmt.Errorf("decoding the case: %w", err)
 	}
 	return nil
