@@ -10,13 +10,36 @@ import (
 	"github.com/octant-kv/octant/harness"
 )
 
-// runReplay re-runs reproducer files (corpus/regressions/<op>/*.json) against the oracle.
+// runReproducer runs a loaded reproducer (a variable so that a test can make one fail).
+var runReproducer = (*fuzz.Replayable).Run
+
+// runReplay re-runs reproducer files (corpus/regressions/<op>/*.json) against the oracle, and GPU
+// reproducers also on a library's implementations. Every file runs, whatever the ones before it
+// gave; the last line counts them.
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	lib := fs.String("lib", "", "kernel library to run GPU reproducers on (corpus/regressions/{store,rotate,decode,reduce,prefill}); without it they run against the oracle alone")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant replay [--lib PATH] FILE|DIR...\n\nRebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/; a DIR\nstands for every *.json file under it) and re-runs its property: against the oracle, and for GPU\nreproducers on every tier of the library given with --lib. Exit 1 if any still fails, 2 if a file\nor the library cannot be read.")
+		fmt.Fprint(stderr, `usage: octant replay [--lib PATH] FILE|DIR...
+
+Rebuilds each reproducer (written by the fuzz targets under corpus/regressions/<op>/; a DIR
+stands for every *.json file under it) and re-runs its property: against the oracle, and for GPU
+reproducers on every implementation of its op in the library given with --lib (without --lib, on
+the oracle alone). Each file gets a line:
+
+  ok   FILE (what ran: "oracle", "oracle only: no --lib", or "oracle; tiers portable, mma on LIB")
+  FAIL FILE: the failure                           (the property still fails)
+
+and a file that cannot be replayed (unreadable, not a reproducer, an unknown property, a case
+field out of its range: the error names the field, its value and what was expected) an error line
+on stderr; it does not stop the files after it. The last line counts them:
+"replay: N ok, M failing, K unreadable".
+
+Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if
+any reproducer still fails, else 0.
+
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -45,18 +68,34 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		defer g.Close()
 		fmt.Fprintf(stdout, "library: %s\n", g)
 	}
-	status := 0
+	var ok, failing, unreadable int
 	for _, p := range paths {
-		if _, err := harness.ReadReproducer(p); err != nil {
-			fmt.Fprintf(stderr, "octant replay: %v\n", err)
-			return 2
-		}
-		if err := fuzz.ReplayLib(p, g); err != nil {
-			fmt.Fprintf(stdout, "FAIL %v\n", err) // the error starts with the path
-			status = 1
+		x, err := fuzz.LoadReproducer(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant replay: %v\n", err) // the error starts with the path
+			unreadable++
 			continue
 		}
-		fmt.Fprintf(stdout, "ok   %s\n", p)
+		if err := runReproducer(x, g); err != nil {
+			fmt.Fprintf(stdout, "FAIL %v\n", err) // the error starts with the path
+			failing++
+			continue
+		}
+		fmt.Fprintf(stdout, "ok   %s (%s)\n", p, x.Ran(g))
+		ok++
 	}
-	return status
+	fmt.Fprintf(stdout, "replay: %d ok, %d failing, %d unreadable\n", ok, failing, unreadable)
+	return replayStatus(failing, unreadable)
+}
+
+// replayStatus is replay's exit status: 2 if any file is unreadable, else 1 if any reproducer
+// fails, else 0.
+func replayStatus(failing, unreadable int) int {
+	switch {
+	case unreadable > 0:
+		return 2
+	case failing > 0:
+		return 1
+	}
+	return 0
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/harness"
 )
 
 // TestReplayDirectory: a directory stands for the reproducer files under it (*.json, recursively,
@@ -21,7 +25,8 @@ func TestReplayDirectory(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a reproducer"), 0o644)
 	code, out, errs := runCLI("replay", dir)
-	want := dir + ": 2 reproducer file(s)\nok   " + filepath.Join(dir, "a", "b", "x.json") + "\nok   " + filepath.Join(dir, "c.json") + "\n"
+	want := dir + ": 2 reproducer file(s)\nok   " + filepath.Join(dir, "a", "b", "x.json") + " (oracle)\nok   " + filepath.Join(dir, "c.json") + " (oracle)\n" +
+		"replay: 2 ok, 0 failing, 0 unreadable\n"
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stdout\n%s\nstderr %s\nwant exit 0 and\n%s", code, out, errs, want)
 	}
@@ -47,5 +52,99 @@ func TestReplayCorpus(t *testing.T) {
 	code, out, errs := runCLI("replay", "../../corpus/regressions")
 	if code != 0 || !strings.HasPrefix(out, "../../corpus/regressions: ") || strings.Count(out, "\nok   ") < 1 {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// writeReproducer writes a copy of corpus/regressions/<rel> into dir as name, with the text old
+// replaced by new (old "" copies it as it is).
+func writeReproducer(t *testing.T, dir, name, rel, old, new string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../corpus/regressions", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if old != "" {
+		if !strings.Contains(s, old) {
+			t.Fatalf("%s has no %q", rel, old)
+		}
+		s = strings.Replace(s, old, new, 1)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReplayBadFiles: a reproducer that cannot be replayed (a block_size of 0, an unknown cache
+// format or property) is a file error naming the field, its value and what was expected, with
+// exit status 2; it does not stop the files after it, and the summary counts each kind.
+func TestReplayBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	bs0 := writeReproducer(t, dir, "a-block-size-0.json", "decode/gpu-decode-b1a7861dc8df.json", `"block_size": 16`, `"block_size": 0`)
+	format := writeReproducer(t, dir, "b-format.json", "store/gpu-store-0ee9818235bc.json", `"format": "octave_k3v3"`, `"format": "octave_k9v9"`)
+	prop := writeReproducer(t, dir, "c-property.json", "slot/example-roundtrip.json", `"property": "slot-roundtrip"`, `"property": "slot-rundtrip"`)
+	good := writeReproducer(t, dir, "d-good.json", "slot/example-roundtrip.json", "", "")
+	code, out, errs := runCLI("replay", dir)
+	for _, want := range []string{
+		"octant replay: " + bs0 + ": case.spec.cache.block_size = 0, expected 1..1024",
+		"octant replay: " + format + `: case.cache.format = "octave_k9v9", expected one of octave_k3v3, octave_k3v4, octave_k3v3_compact`,
+		"octant replay: " + prop + `: property = "slot-rundtrip", expected one of`,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+	if code != 2 || !strings.Contains(out, "ok   "+good) || !strings.HasSuffix(out, "replay: 1 ok, 0 failing, 3 unreadable\n") || strings.Contains(out, "FAIL") {
+		t.Errorf("exit %d (expected 2), stdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// TestReplaySaysWhatRan: an ok line says what ran: the oracle alone for a GPU reproducer without
+// --lib, the library's implementations with it.
+func TestReplaySaysWhatRan(t *testing.T) {
+	store := "../../corpus/regressions/store/gpu-store-0ee9818235bc.json"
+	slot := "../../corpus/regressions/slot/example-roundtrip.json"
+	code, out, errs := runCLI("replay", store, slot)
+	want := "ok   " + store + " (oracle only: no --lib)\nok   " + slot + " (oracle)\nreplay: 2 ok, 0 failing, 0 unreadable\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stdout\n%s\nstderr %s\nexpected exit 0 and\n%s", code, out, errs, want)
+	}
+	lib := os.Getenv("OCTANT_LIB")
+	if lib == "" {
+		t.Skip("OCTANT_LIB not set: the line with a library is not checked")
+	}
+	code, out, errs = runCLI("replay", "--lib", lib, store)
+	if code != 0 || !strings.Contains(out, "ok   "+store+" (oracle; the library's store: portable on "+lib+")\n") {
+		t.Errorf("with --lib: exit %d, stdout\n%s\nstderr %s", code, out, errs)
+	}
+}
+
+// TestReplayExitStatus: 1 when a reproducer still fails and every file was read, 2 when a file
+// could not be (whatever else failed), and `octant replay -h` says so.
+func TestReplayExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	failing := writeReproducer(t, dir, "a-failing.json", "slot/example-roundtrip.json", "", "")
+	writeReproducer(t, dir, "b-good.json", "slot/example-roundtrip.json", "", "")
+	defer func(r func(*fuzz.Replayable, *harness.Lib) error) { runReproducer = r }(runReproducer)
+	runReproducer = func(x *fuzz.Replayable, l *harness.Lib) error {
+		if x.Path == failing {
+			return errors.New(x.Path + ": slot-roundtrip: a synthetic failure")
+		}
+		return x.Run(l)
+	}
+	code, out, errs := runCLI("replay", dir)
+	if code != 1 || !strings.Contains(out, "FAIL "+failing+": slot-roundtrip: a synthetic failure\n") || !strings.HasSuffix(out, "replay: 1 ok, 1 failing, 0 unreadable\n") {
+		t.Errorf("one failing: exit %d (expected 1), stdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	writeReproducer(t, dir, "c-bad.json", "slot/example-roundtrip.json", `"format": "octave_k3v4"`, `"format": "k3v4"`)
+	code, out, errs = runCLI("replay", dir)
+	if code != 2 || !strings.HasSuffix(out, "replay: 1 ok, 1 failing, 1 unreadable\n") || !strings.Contains(errs, `c-bad.json: case.format = "k3v4", expected one of`) {
+		t.Errorf("one failing, one unreadable: exit %d (expected 2), stdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	code, _, errs = runCLI("replay", "-h")
+	if code != 0 || !strings.Contains(errs, "Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if\nany reproducer still fails, else 0.") {
+		t.Errorf("replay -h: exit %d, usage:\n%s", code, errs)
 	}
 }
