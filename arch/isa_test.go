@@ -77,16 +77,16 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: built tiers %v, expected portable (dot4-int8q) first", a.Name, bt)
 		}
 		// gfx1100 also has its wmma tier (decode wmma-f16q, prefill the int8row + chunk-f16 pair);
-		// sm_90 its mma tier (decode prefill-int8row, prefill the same pair as gfx1100); the others only
+		// sm_90 its mma tier (decode int8rowq, prefill the same pair as gfx1100); the others only
 		// portable.
 		switch a.Name {
 		case "gfx1100":
-			if len(bt) != 2 || bt[1].Name != "wmma" || bt[1].DecodeProfile != "wmma-f16q" || bt[1].PrefillProfile != "prefill-int8row+chunk-f16" {
+			if len(bt) != 2 || bt[1].Name != "wmma" || bt[1].DecodeProfile != "wmma-f16q" || bt[1].PrefillProfile != "int8rowq+chunk-f16" {
 				t.Errorf("%s: built tiers %v", a.Name, bt)
 			}
 		case "sm_90":
-			if len(bt) != 2 || bt[1].Name != "mma" || bt[1].DecodeProfile != "prefill-int8row" || !bt[1].BuiltFor(Decode) ||
-				!bt[1].BuiltFor(Prefill) || bt[1].PrefillProfile != "prefill-int8row+chunk-f16" {
+			if len(bt) != 2 || bt[1].Name != "mma" || bt[1].DecodeProfile != "int8rowq" || !bt[1].BuiltFor(Decode) ||
+				!bt[1].BuiltFor(Prefill) || bt[1].PrefillProfile != "int8rowq+chunk-f16" {
 				t.Errorf("%s: built tiers %v, expected portable and mma (decode and prefill)", a.Name, bt)
 			}
 		default:

@@ -18,9 +18,9 @@ func TestAllowedProfiles(t *testing.T) {
 		{"portable", Prefill, []string{"prefill-fp32"}},
 		{"wmma", Decode, []string{"wmma-f16q"}},
 		{"wmma-model", Decode, []string{"wmma-f16q"}},
-		{"wmma-model", Prefill, []string{"prefill-int8row+chunk-f16"}},
-		{"mma-model", Decode, []string{"prefill-int8row", "wmma-f16q"}},
-		{"mma", Prefill, []string{"prefill-int8row+chunk-f16"}},
+		{"wmma-model", Prefill, []string{"int8rowq+chunk-f16"}},
+		{"mma-model", Decode, []string{"int8rowq", "wmma-f16q"}},
+		{"mma", Prefill, []string{"int8rowq+chunk-f16"}},
 	} {
 		got, err := AllowedProfiles(c.tier, c.op)
 		if err != nil || !slices.Equal(got, c.want) {
@@ -30,7 +30,7 @@ func TestAllowedProfiles(t *testing.T) {
 	if err := CheckProfile("portable", Decode, "wmma-f16q"); err == nil || !strings.Contains(err.Error(), `the registry allows "dot4-int8q" for the portable tier`) {
 		t.Errorf("portable declaring wmma-f16q: %v", err)
 	}
-	if err := CheckProfile("mma-model", Decode, "prefill-int8row"); err != nil {
+	if err := CheckProfile("mma-model", Decode, "int8rowq"); err != nil {
 		t.Errorf("mma-model declaring its own profile: %v", err)
 	}
 	if _, err := AllowedProfiles("fast", Decode); err == nil || !strings.Contains(err.Error(), `tier "fast" is not in the architecture registry`) {

@@ -284,13 +284,13 @@ var registry = []Arch{
 			{PieceWMMABF16, []string{"v_wmma_f32_16x16x16_bf16"}},
 		},
 		// The wmma tier: decode (csrc/decode_wmma.hip) and prefill (csrc/prefill_wmma.hip) built, on
-		// the instructions. Its prefill profile is the pair prefill-int8row (prefix) +
+		// the instructions. Its prefill profile is the pair int8rowq (prefix) +
 		// prefill-chunk-f16 (chunk), written as the library declares it (31-character ABI field;
 		// oracle.ParsePrefillProfile). The emulator and CUDA libraries run the same kernels on a
 		// model of the instructions and list them as "wmma-model": evidence for this tier (ran on a
 		// model), not a tier of emu or sm_90, which is why those architectures do not register it.
 		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []Op{Decode, Prefill},
-			DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row+chunk-f16", Built: true}},
+			DecodeProfile: "wmma-f16q", PrefillProfile: "int8rowq+chunk-f16", Built: true}},
 		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
 		Kernels:     append(portableNeeds(), wmmaNeeds()...),
@@ -315,11 +315,11 @@ var registry = []Arch{
 			{PieceDot4, []string{"IDP.4A"}},
 			{PieceCodebook, []string{"PRMT"}},
 		},
-		// The mma tier: decode (csrc/decode_mma.hip, profile prefill-int8row on mma.sync's s8 form
+		// The mma tier: decode (csrc/decode_mma.hip, profile int8rowq on mma.sync's s8 form
 		// for the scores; a build with OCT_DM_INT8K=0 computes wmma-f16q and says so) and prefill
 		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
-		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "prefill-int8row",
-			PrefillProfile: "prefill-int8row+chunk-f16", Built: true, VariantProfiles: map[Op][]string{Decode: {"wmma-f16q"}}}},
+		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",
+			PrefillProfile: "int8rowq+chunk-f16", Built: true, VariantProfiles: map[Op][]string{Decode: {"wmma-f16q"}}}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),

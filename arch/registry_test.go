@@ -92,8 +92,8 @@ func TestNotBuilt(t *testing.T) {
 	a, _ := Lookup("gfx1100")
 	w, ok := a.Tier("wmma")
 	if !ok || !w.Built || !w.BuiltFor(Decode) || !w.BuiltFor(Prefill) || w.DecodeProfile != "wmma-f16q" ||
-		w.PrefillProfile != "prefill-int8row+chunk-f16" {
-		t.Fatalf("gfx1100 wmma tier %+v: expected built for decode (wmma-f16q) and prefill (prefill-int8row+chunk-f16)", w)
+		w.PrefillProfile != "int8rowq+chunk-f16" {
+		t.Fatalf("gfx1100 wmma tier %+v: expected built for decode (wmma-f16q) and prefill (int8rowq+chunk-f16)", w)
 	}
 	b := a
 	b.Tiers = slices.Clone(a.Tiers)

@@ -222,10 +222,10 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   if (!count || cap < 0 || (cap > 0 && !out))
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "tiers: need count, and out when cap > 0 (cap = %d)", cap);
   // Every architecture has the portable tier; the WMMA tier (decode, profile wmma-f16q; prefill,
-  // profiles prefill-int8row for the prefix and prefill-chunk-f16 for the chunk) is on gfx1100 and,
+  // profiles int8rowq for the prefix and prefill-chunk-f16 for the chunk) is on gfx1100 and,
   // run on the model of the instructions, on the emulator and CUDA builds. The prefill pair is
-  // written "prefill-int8row+chunk-f16": the field holds 31 characters and the full names 33
-  // (oracle.ParsePrefillProfile reads either).
+  // written "int8rowq+chunk-f16", the chunk's name without its "prefill-" (the field holds 31
+  // characters; oracle.ParsePrefillProfile reads either spelling).
   octave_tier_desc t[3];
   memset(t, 0, sizeof t);
   t[0].tier = OCTAVE_TIER_PORTABLE;
@@ -237,9 +237,9 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   t[1].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
   snprintf(t[1].name, sizeof t[1].name, "%s", OCT_WMMA_TIER_NAME);
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
-  static_assert(sizeof "prefill-int8row+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
-  snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "prefill-int8row+chunk-f16");
-  // The mma tier (decode, profile prefill-int8row: the int8 query against the K codebook bytes on
+  static_assert(sizeof "int8rowq+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
+  snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "int8rowq+chunk-f16");
+  // The mma tier (decode, profile int8rowq: the int8 query against the K codebook bytes on
   // mma.sync's s8 form, or wmma-f16q, the WMMA tier's arithmetic, with OCT_DM_INT8K=0; prefill,
   // the WMMA tier's pair), on CUDA builds and, on the model, the emulator.
   int n = 1;
@@ -250,7 +250,7 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
     t[n].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
     snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MMA_TIER_NAME);
     snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "%s", OCT_MMA_DECODE_PROFILE);
-    snprintf(t[n].prefill_profile, sizeof t[n].prefill_profile, "prefill-int8row+chunk-f16");
+    snprintf(t[n].prefill_profile, sizeof t[n].prefill_profile, "int8rowq+chunk-f16");
     n++;
   }
   *count = n;

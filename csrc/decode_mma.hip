@@ -1,4 +1,4 @@
-// decode, mma tier (sm_90; docs/contract.md §3.3, profile prefill-int8row, or wmma-f16q with
+// decode, mma tier (sm_90; docs/contract.md §3.3, profile int8rowq, or wmma-f16q with
 // OCT_DM_INT8K=0: csrc/octave_params.h): split-KV attention over the packed cache with NVIDIA's
 // warp-level mma.sync (scores on m16n8k32 s8, or m16n8k16 f16; P·V on m16n8k16, fp32 accumulation),
 // writing split partials (§3.4 layout) that the portable reduce merges. On CUDA builds the
@@ -21,7 +21,7 @@
 //     rows): per 64-dim K block two m16n8k32 on the K codebook bytes (byte permute lookup) against
 //     the int8 rotated query (one scale per query), an exact int32 dot, in the permuted dim order
 //     of dec_qpos; the block's dot times the token's K block scale, summed over the blocks in
-//     order, times the query's scale and sm_scale·log2(e)/64 — prefill-int8row's arithmetic.
+//     order, times the query's scale and sm_scale·log2(e)/64 — int8rowq's arithmetic.
 //     (OCT_DM_INT8K=0: four m16n8k16 per block on the codebook bytes as fp16 — the table biased
 //     by 128, spread into fp16 halves 0x64bb, then one f16x2 subtraction, all exact — against the
 //     fp16 query, an fp32 dot: wmma-f16q's arithmetic);
@@ -407,7 +407,7 @@ OCT_DEV void dm_qput(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16
     float* x = qx.x[k];
     if (c < s.np) oct_rotate(x, p.k_signs, lane, !DecFmt<FMT>::COMPACT);
 #if OCT_DM_INT8K
-    // prefill-int8row: qmax = max(1e-8, max|x|) over the row, q = rint(x·127/qmax) clamped to ±127,
+    // int8rowq: qmax = max(1e-8, max|x|) over the row, q = rint(x·127/qmax) clamped to ±127,
     // scale qmax/127; byte e of word j of lane group t of block b goes to k-step 2b + j/2, register
     // j & 1 (the m16n8k32 B operand: rows 4t.. and 16 + 4t..).
     float amax = 0.0f;
@@ -562,7 +562,7 @@ OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask
       // P' = fp16(fp32(p · V scale) · 256); a masked token (p = 0) is exactly 0, whatever its V
       // scale (a poisoned slot a query does not attend to may hold inf).
       const int qc = 2 * t + c;
-      const float kap = OCT_DM_INT8K ? 64.0f : 256.0f;  // prefill-int8row's factor, wmma-f16q's
+      const float kap = OCT_DM_INT8K ? 64.0f : 256.0f;  // int8rowq's factor, wmma-f16q's
       pt[n][qc][g] = pg == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pg, vsg), kap));
       pt[n][qc][g + 8] = p8 == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(p8, vs8), kap));
     }

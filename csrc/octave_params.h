@@ -134,7 +134,7 @@ hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
 // The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 1 (default) computes
-// prefill-int8row (the query in int8 with one scale per row, the K codebook bytes straight into
+// int8rowq (the query in int8 with one scale per row, the K codebook bytes straight into
 // m16n8k32.s8, P' with the factor 64); 0 computes wmma-f16q (fp16 query and K codebook values,
 // m16n8k16), the WMMA tier's decode profile. The int8-K decode has no fp16 spreading of K: big
 // 0.4819 -> 0.4587 ms at 66 splits, q1s100k and q4s100k equal (docs/measurements.md, "Twenty-second
@@ -142,7 +142,7 @@ hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the 
 #ifndef OCT_DM_INT8K
 #define OCT_DM_INT8K 1
 #endif
-#define OCT_MMA_DECODE_PROFILE (OCT_DM_INT8K ? "prefill-int8row" : "wmma-f16q")
+#define OCT_MMA_DECODE_PROFILE (OCT_DM_INT8K ? "int8rowq" : "wmma-f16q")
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_mma_selftest(const OctMmaSelftestParams& p);

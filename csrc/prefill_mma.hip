@@ -1,4 +1,4 @@
-// prefill, mma tier (sm_90; docs/contract.md §3.5, profiles prefill-int8row for the prefix and
+// prefill, mma tier (sm_90; docs/contract.md §3.5, profiles int8rowq for the prefix and
 // prefill-chunk-f16 for the chunk, the WMMA tier's pair): attention of a chunk's query rows to their
 // sequence's packed prefix and to the chunk's own tokens 0..j (causal, exact), with NVIDIA's
 // warp-level mma.sync in FlashAttention-2's arrangement. On CUDA builds the instructions, on the
@@ -484,7 +484,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       R.m[r] = ninf, R.l[r] = 0.0f;
     }
 
-    // The int8 query A fragments (prefill-int8row): warp w's pairs, lane l dims 8l..8l+7; one scale
+    // The int8 query A fragments (int8rowq): warp w's pairs, lane l dims 8l..8l+7; one scale
     // per row, qmax = max(1e-8, max|x|), q = rint(x·127/qmax) clamped to ±127, at the dec_qpos
     // places; pairs outside the set zeros (scale 0).
     oct_sync();  // the previous set's shared memory is read

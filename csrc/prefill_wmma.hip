@@ -1,10 +1,10 @@
-// prefill, WMMA tier (docs/contract.md §3.5, profiles prefill-int8row for the prefix and
+// prefill, WMMA tier (docs/contract.md §3.5, profiles int8rowq for the prefix and
 // prefill-chunk-f16 for the chunk): attention of a chunk's query rows to their sequence's packed
 // prefix and to the chunk's own tokens 0..j (causal, exact), with the RDNA3 wave32 WMMA
 // instructions. On gfx1100 the instructions, on the emulator and CUDA builds their model
 // (octave_wmma.h); gfx942 gets stubs. docs/kernels.md, "The WMMA tier and its model", has the design.
 //
-// Phase 1, the packed prefix (profile prefill-int8row): the query row (fp16, rotated) quantized to
+// Phase 1, the packed prefix (profile int8rowq): the query row (fp16, rotated) quantized to
 // int8 with one scale per row over its 256 dims, qmax = max(1e-8, max|x|), q = rint(x·127/qmax)
 // (ties to even, clamped to ±127), query scale qmax/127; per 64-dim K block an int8 WMMA
 // (v_wmma_i32_16x16x16_iu8, both operands signed) of the int8 query against the K codebook bytes,

@@ -69,11 +69,11 @@ func (c *PrefillCall) profile(prefix, chunk oracle.Profile) func() (*oracle.Prof
 }
 
 // declaredPrefillProfiles is the profile pair an implementation declares (the oracle's own model:
-// the upstream-like prefill-int8row + prefill-chunk-f16), which must be one the registry allows
+// the upstream-like int8rowq + prefill-chunk-f16), which must be one the registry allows
 // its tier (arch.CheckProfile).
 func declaredPrefillProfiles(im Impl) (prefix, chunk oracle.Profile, err error) {
 	if im.Oracle {
-		return oracle.ProfilePrefillInt8Row, oracle.ProfilePrefillChunkF16, nil
+		return oracle.ProfileInt8RowQ, oracle.ProfilePrefillChunkF16, nil
 	}
 	if err := arch.CheckProfile(im.Tier.Name, arch.Prefill, im.Tier.PrefillProfile); err != nil {
 		return "", "", err
@@ -97,7 +97,7 @@ func (c *PrefillCall) prefetch(impls []Impl) {
 // judge runs the call on im and judges it: rows of no sequence untouched; every other element
 // within the declared profile pair's bound (oracle.PrefillProfile); the written rows' distance
 // from exact prefill attention (Verdict's rule); canaries, inputs and gaps intact; the same bits
-// twice. The oracle's part: its float32 model of the upstream-like pair (prefill-int8row for the
+// twice. The oracle's part: its float32 model of the upstream-like pair (int8rowq for the
 // prefix, prefill-chunk-f16 for the chunk) held to that pair's bound.
 func (c *PrefillCall) judge(l *Lib, im Impl) Verdict {
 	v := newVerdict(arch.Prefill, im)

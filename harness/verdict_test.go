@@ -125,11 +125,11 @@ func TestVerdictFailPrefix(t *testing.T) {
 // TestDeclaredProfileChecked: a library tier's declared profile must be one the registry allows
 // the tier; another one (looser or merely different) is an error, so its verdicts are Fails.
 func TestDeclaredProfileChecked(t *testing.T) {
-	im := Impl{Name: "portable", Tier: kernels.TierDesc{Name: "portable", DecodeProfile: "wmma-f16q", PrefillProfile: "prefill-int8row+chunk-f16"}}
+	im := Impl{Name: "portable", Tier: kernels.TierDesc{Name: "portable", DecodeProfile: "wmma-f16q", PrefillProfile: "int8rowq+chunk-f16"}}
 	if _, err := declaredProfile(im, arch.Decode); err == nil || !strings.Contains(err.Error(), `declares decode profile "wmma-f16q"`) {
 		t.Errorf("portable declaring wmma-f16q for decode: %v", err)
 	}
-	if _, _, err := declaredPrefillProfiles(im); err == nil || !strings.Contains(err.Error(), `declares prefill profile "prefill-int8row+chunk-f16"`) {
+	if _, _, err := declaredPrefillProfiles(im); err == nil || !strings.Contains(err.Error(), `declares prefill profile "int8rowq+chunk-f16"`) {
 		t.Errorf("portable declaring the wmma prefill profile: %v", err)
 	}
 	im.Tier.DecodeProfile, im.Tier.PrefillProfile = "dot4-int8q", "prefill-fp32"

@@ -717,7 +717,7 @@ func TestWMMAFacts(t *testing.T) {
 
 // TestWMMATierListed pins which tier list each build reports (docs/kernels.md, "The WMMA tier and
 // its model"): the WMMA tier, decode with profile wmma-f16q and prefill with the pair
-// prefill-int8row + prefill-chunk-f16 (declared as the registry's gfx1100 tier declares it, and
+// int8rowq + prefill-chunk-f16 (declared as the registry's gfx1100 tier declares it, and
 // read by oracle.ParsePrefillProfile), named "wmma" on gfx1100 (the instructions) and
 // "wmma-model" on the emulator and CUDA builds (the model); not at all on gfx942.
 func TestWMMATierListed(t *testing.T) {
@@ -751,8 +751,8 @@ func TestWMMATierListed(t *testing.T) {
 	if w.Name != want || w.DecodeProfile != "wmma-f16q" || w.PrefillProfile != reg.PrefillProfile || !w.Offers(arch.Decode) || !w.Offers(arch.Prefill) {
 		t.Errorf("WMMA tier %+v: expected %q, decode (wmma-f16q) and prefill (%q, the registry's gfx1100 wmma tier)", w, want, reg.PrefillProfile)
 	}
-	if pre, chunk, err := oracle.ParsePrefillProfile(w.PrefillProfile); err != nil || pre != oracle.ProfilePrefillInt8Row || chunk != oracle.ProfilePrefillChunkF16 {
-		t.Errorf("WMMA tier's prefill profile %q: oracle.ParsePrefillProfile gives %q, %q, %v; expected prefill-int8row, prefill-chunk-f16", w.PrefillProfile, pre, chunk, err)
+	if pre, chunk, err := oracle.ParsePrefillProfile(w.PrefillProfile); err != nil || pre != oracle.ProfileInt8RowQ || chunk != oracle.ProfilePrefillChunkF16 {
+		t.Errorf("WMMA tier's prefill profile %q: oracle.ParsePrefillProfile gives %q, %q, %v; expected int8rowq, prefill-chunk-f16", w.PrefillProfile, pre, chunk, err)
 	}
 	if tiers[0].Tier != TierPortable {
 		t.Errorf("tiers %+v: expected the portable tier first", tiers)

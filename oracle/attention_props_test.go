@@ -201,7 +201,7 @@ func TestPropPaddingExactlyZero(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prof := rapid.SampledFrom([]Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row}).Draw(t, "profile")
+		prof := rapid.SampledFrom([]Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfileInt8RowQ}).Draw(t, "profile")
 		res, err := DecodeProfile(prof, in, ProfileOptions{Out: DtypeF16})
 		if err != nil {
 			t.Fatal(err)

@@ -158,7 +158,7 @@ func TestExactPrefill(t *testing.T) {
 	}
 }
 
-// TestPrefillProfilesF32WithinBound runs the prefill profiles (prefix: prefill-int8row upstream,
+// TestPrefillProfilesF32WithinBound runs the prefill profiles (prefix: int8rowq upstream,
 // and the decode profiles for comparison; chunk: prefill-chunk-f16) in float32 and checks every
 // element against the derived bound; it logs the looseness per row and checks the model against
 // exact prefill under the contract bound.
@@ -171,7 +171,7 @@ func TestPrefillProfilesF32WithinBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows := int(in.CuSeqlensQ[len(in.SeqLens)]) * in.NumQHeads * 256
-		for _, prefix := range []Profile{ProfilePrefillInt8Row, ProfileDot4Int8Q, ProfileWMMAF16Q} {
+		for _, prefix := range []Profile{ProfileInt8RowQ, ProfileDot4Int8Q, ProfileWMMAF16Q} {
 			res, err := PrefillProfile(prefix, ProfilePrefillChunkF16, in, ProfileOptions{Out: DtypeF16})
 			if err != nil {
 				t.Fatal(err)

@@ -24,17 +24,18 @@ const (
 	// against the codebook bytes with fp32 accumulation, times K block scale/64; P·V with
 	// P' = fp16(p·V scale·256) against the codebook bytes, fp32 accumulation.
 	ProfileWMMAF16Q Profile = "wmma-f16q"
-	// ProfilePrefillInt8Row (RDNA3 prefill phase 1, the cached prefix): the rotated fp16 query
+	// ProfileInt8RowQ (the prefill's cached prefix on RDNA3's WMMA and sm_90's mma, and the mma
+	// decode; the upstream reference calls it "prefill-int8row"): the rotated fp16 query
 	// quantized to int8 with one scale per row, qmax = max(1e-8, max|x|), q = round(x·127/qmax);
 	// int8 dot per 64-dim block × K block scale; P' = fp16(p·V scale·64) against the codebook bytes.
-	ProfilePrefillInt8Row Profile = "prefill-int8row"
+	ProfileInt8RowQ Profile = "int8rowq"
 	// ProfilePrefillChunkF16 (RDNA3 prefill phase 2, the chunk's own tokens): fp16 q, k, v; scores
 	// accumulated in fp32; P rounded to fp16 and multiplied by the exact fp16 V, fp32 accumulation.
 	ProfilePrefillChunkF16 Profile = "prefill-chunk-f16"
 )
 
 // Profiles lists the profiles in docs/contract.md §5 order.
-var Profiles = []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row, ProfilePrefillChunkF16}
+var Profiles = []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfileInt8RowQ, ProfilePrefillChunkF16}
 
 // ParseProfile returns the profile with the given name.
 func ParseProfile(name string) (Profile, error) {
@@ -48,8 +49,8 @@ func ParseProfile(name string) (Profile, error) {
 
 // ParsePrefillProfile maps a prefill tier's declared profile (TierDesc.PrefillProfile) to the
 // (prefix, chunk) pair that [PrefillProfile] models: "prefill-fp32" ([ProfilePrefillFP32] for both
-// parts), or "PREFIX+CHUNK", two profiles of docs/contract.md §5 ("prefill-int8row+prefill-chunk-f16").
-// Either part may leave out the "prefill-" of a §5 name ("prefill-int8row+chunk-f16"): the C ABI's
+// parts), or "PREFIX+CHUNK", two profiles of docs/contract.md §5 ("int8rowq+prefill-chunk-f16").
+// Either part may leave out the "prefill-" of a §5 name ("int8rowq+chunk-f16"): the C ABI's
 // octave_tier_desc.prefill_profile holds 31 characters, and the full pair has 33.
 func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
 	if name == string(ProfilePrefillFP32) {
@@ -75,9 +76,9 @@ func ParsePrefillProfile(name string) (prefix, chunk Profile, err error) {
 }
 
 // ReadsCache reports whether the profile describes attention to packed cache tokens (dot4-int8q,
-// wmma-f16q, prefill-int8row); prefill-chunk-f16 describes a prefill chunk's own fp16 tokens.
+// wmma-f16q, int8rowq); prefill-chunk-f16 describes a prefill chunk's own fp16 tokens.
 func (p Profile) ReadsCache() bool {
-	return p == ProfileDot4Int8Q || p == ProfileWMMAF16Q || p == ProfilePrefillInt8Row
+	return p == ProfileDot4Int8Q || p == ProfileWMMAF16Q || p == ProfileInt8RowQ
 }
 
 // Dtype is an activation or output dtype.
@@ -291,7 +292,7 @@ func prepQuery(p Profile, xr []float32) profQuery {
 				pq.noteAmbiguous(i, float64(xr[i])*127/float64(max(amax, float32(1e-20))), float64(s))
 			}
 		}
-	case ProfilePrefillInt8Row:
+	case ProfileInt8RowQ:
 		pq.intDot = true
 		qmax := float32(1e-8)
 		for _, x := range xr {

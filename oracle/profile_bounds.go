@@ -40,7 +40,7 @@ import (
 //     w_t·ρ_t with |ln ρ_t| ≤ λ_t = ln2·(δ_t + 2u(M − s_t + 2δ_max) + c·u(|M| + 2δ_max))
 //     + (R_t+1)·(−ln(1−ε)), so |ρ_t − 1| ≤ ρ⁺_t = e^λ_t − 1; when M − s_t + 2δ_max + 1 ≥ 126 the
 //     weight may flush to zero and ρ⁺_t is at least 1.
-//  3. P' rounding (wmma-f16q, prefill-int8row, prefill-chunk-f16). The kernel rounds
+//  3. P' rounding (wmma-f16q, int8rowq, prefill-chunk-f16). The kernel rounds
 //     fl(p̃·vs)·κ to fp16 relative to its own running max, the model relative to M; the kernel's
 //     numerator weight ã_t and the model's a_t·ρ_t then differ by
 //     ν_t ≤ (u16 + 2u)·w_t·(1 + e^λ_t) + 2·2^-25·e^λmax/κ_t (u16 = 2^-11; 2^-25 is half the

@@ -12,7 +12,7 @@ import (
 // profile computes from its quantized inputs (original space, before rounding to the output
 // dtype), Bound the per-element error a correct fp32 kernel of that profile may add, including the
 // final rounding to opt.Out (profile_bounds.go, docs/bounds.md). p must read the cache
-// (dot4-int8q, wmma-f16q, or prefill-int8row applied to decode tokens).
+// (dot4-int8q, wmma-f16q, or int8rowq applied to decode tokens).
 //
 // Where the profile rounds P' to fp16, the model rounds it relative to the row's global maximum;
 // a kernel rounds relative to its running maximum, and the bound covers the difference.
@@ -32,7 +32,7 @@ func DecodeProfiles(ps []Profile, in *DecodeInput, opt ProfileOptions) ([]*Profi
 	}
 	for _, p := range ps {
 		if !p.ReadsCache() {
-			return nil, fmt.Errorf("decode profile: %q does not read the packed cache: expected one of %s, %s, %s", p, ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row)
+			return nil, fmt.Errorf("decode profile: %q does not read the packed cache: expected one of %s, %s, %s", p, ProfileDot4Int8Q, ProfileWMMAF16Q, ProfileInt8RowQ)
 		}
 	}
 	if err := attCheckF32Scale(in.SMScale); err != nil {

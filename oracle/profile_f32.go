@@ -19,7 +19,7 @@ func attExpf(x float32) float32  { return float32(math.Exp(float64(x))) }
 // f32Query is a query head as an fp32 kernel of a cache profile holds it.
 type f32Query struct {
 	p   Profile
-	qi  []int32   // int8 values (dot4-int8q, prefill-int8row)
+	qi  []int32   // int8 values (dot4-int8q, int8rowq)
 	qs  []float32 // query scale per 64-dim block (dot4) or one per row (int8row, repeated)
 	q16 []float32 // fp16 query (wmma-f16q)
 }
@@ -46,7 +46,7 @@ func newF32Query(p Profile, xr []float32) f32Query {
 				fq.qi[i] = int32(attQuantInt8(xr[i] / s))
 			}
 		}
-	case ProfilePrefillInt8Row:
+	case ProfileInt8RowQ:
 		fq.qi, fq.qs = make([]int32, d), make([]float32, d/64)
 		qmax := float32(1e-8)
 		for _, x := range xr {
@@ -121,7 +121,7 @@ func (s *f32Slot) score(q *f32Query, c32 float32) float32 {
 			}
 		}
 	}
-	if q.p == ProfilePrefillInt8Row {
+	if q.p == ProfileInt8RowQ {
 		sum = float32(sum * q.qs[0])
 	}
 	return float32(float32(sum*c32) * (1.0 / LUTOne))
@@ -164,9 +164,9 @@ func (a *f32Acc) addSlotV(pr Profile, s *f32Slot, p float32) {
 		for i, c := range s.vc {
 			a.o[i] += float32(p * float32(float32(l[c])*vsc))
 		}
-	case ProfileWMMAF16Q, ProfilePrefillInt8Row:
+	case ProfileWMMAF16Q, ProfileInt8RowQ:
 		k := float32(256)
-		if pr == ProfilePrefillInt8Row {
+		if pr == ProfileInt8RowQ {
 			k = 64
 		}
 		// P' = fp16(p·vs·κ) against the codebook bytes; o holds Σ P'·L, scaled back by
@@ -183,7 +183,7 @@ func slotScale(pr Profile) float32 {
 	switch pr {
 	case ProfileWMMAF16Q:
 		return 1.0 / (256 * LUTOne)
-	case ProfilePrefillInt8Row:
+	case ProfileInt8RowQ:
 		return 1.0 / (64 * LUTOne)
 	}
 	return 1

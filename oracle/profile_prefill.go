@@ -6,7 +6,7 @@ import (
 )
 
 // PrefillProfile models a prefill tier whose prefix phase has profile prefix (a cache profile,
-// prefill-int8row upstream) and whose chunk phase has profile chunk (prefill-chunk-f16): Model is
+// int8rowq upstream) and whose chunk phase has profile chunk (prefill-chunk-f16): Model is
 // the float64 value of what those profiles compute (rotated output, before rounding to
 // opt.Out), Bound the per-element error a correct fp32 kernel may add, including the final
 // rounding (profile_bounds.go, docs/bounds.md; the bound allows one conversion of the running max
@@ -102,7 +102,7 @@ func checkPrefillProfiles(prefix, chunk Profile, in *PrefillInput) error {
 		return err
 	}
 	if !prefix.ReadsCache() {
-		return fmt.Errorf("prefill profile: prefix profile %q does not read the packed cache: expected one of %s, %s, %s", prefix, ProfilePrefillInt8Row, ProfileDot4Int8Q, ProfileWMMAF16Q)
+		return fmt.Errorf("prefill profile: prefix profile %q does not read the packed cache: expected one of %s, %s, %s", prefix, ProfileInt8RowQ, ProfileDot4Int8Q, ProfileWMMAF16Q)
 	}
 	if chunk != ProfilePrefillChunkF16 {
 		return fmt.Errorf("prefill profile: chunk profile %q: expected %s", chunk, ProfilePrefillChunkF16)

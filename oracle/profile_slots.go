@@ -139,7 +139,7 @@ func (sc *profScorer) kappaOf(vs float64) float64 {
 	switch sc.p {
 	case ProfileWMMAF16Q:
 		return vs * 256
-	case ProfilePrefillInt8Row:
+	case ProfileInt8RowQ:
 		return vs * 64
 	}
 	return 0

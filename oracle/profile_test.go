@@ -83,7 +83,7 @@ func TestDecodeProfilesF32WithinBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row} {
+		for _, p := range []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfileInt8RowQ} {
 			for _, out := range []Dtype{DtypeF16, DtypeBF16, DtypeF32} {
 				res, err := DecodeProfile(p, in, ProfileOptions{Out: out})
 				if err != nil {
@@ -118,7 +118,7 @@ func TestDecodeProfilesF32WithinBound(t *testing.T) {
 // shared) gives each profile's DecodeProfile result bit for bit, for every format and output dtype.
 func TestDecodeProfilesShareSlots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	ps := []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfilePrefillInt8Row}
+	ps := []Profile{ProfileDot4Int8Q, ProfileWMMAF16Q, ProfileInt8RowQ}
 	for _, id := range AllFormats {
 		in := attBuild(rng, attProfileShape(id, []int{1, 16, 37, 300})).in
 		for _, out := range []Dtype{DtypeF16, DtypeBF16} {
@@ -168,8 +168,8 @@ func TestSweepTokens(t *testing.T) {
 			r, err := PrefillProfile(ProfilePrefillFP32, ProfilePrefillFP32, pre, ProfileOptions{Out: DtypeF16})
 			return []*ProfileResult{r}, err
 		}},
-		{"prefill-int8row+chunk-f16", 64, func() ([]*ProfileResult, error) {
-			r, err := PrefillProfile(ProfilePrefillInt8Row, ProfilePrefillChunkF16, pre, ProfileOptions{Out: DtypeF16})
+		{"int8rowq+chunk-f16", 64, func() ([]*ProfileResult, error) {
+			r, err := PrefillProfile(ProfileInt8RowQ, ProfilePrefillChunkF16, pre, ProfileOptions{Out: DtypeF16})
 			return []*ProfileResult{r}, err
 		}},
 	} {

@@ -33,7 +33,7 @@ func TestRoundF16(t *testing.T) {
 // TestPrepQueryInt8 checks the int8 query of dot4-int8q on a block whose amax is 127, so s = 1 and
 // the codes are round-half-even of the values themselves: 2.5 → 2, −3.5 → −4, 0.5 → 0, 126.6 →
 // 127; the exact ties are recorded as ambiguous (another tie rule gives the other neighbour). The
-// per-row int8 of prefill-int8row uses one scale for all 256 dims, with qmax floored at 1e-8.
+// per-row int8 of int8rowq uses one scale for all 256 dims, with qmax floored at 1e-8.
 func TestPrepQueryInt8(t *testing.T) {
 	x := make([]float32, 256)
 	copy(x, []float32{127, 2.5, -3.5, 0.5, 126.6, 7})
@@ -63,11 +63,11 @@ func TestPrepQueryInt8(t *testing.T) {
 	if amb[0] || amb[4] || amb[5] {
 		t.Errorf("dims 0, 4, 5 are not ties, recorded %v", pq.amb)
 	}
-	row := prepQuery(ProfilePrefillInt8Row, x)
+	row := prepQuery(ProfileInt8RowQ, x)
 	if row.q[0] != float64(float32(float32(127)/127))*127 || row.q[64] != float64(float32(float32(127)/127))*1 {
 		t.Errorf("int8row: q̃ = %v, %v, expected 127 and 1 (one scale 127/127)", row.q[0], row.q[64])
 	}
-	zero := prepQuery(ProfilePrefillInt8Row, make([]float32, 256))
+	zero := prepQuery(ProfileInt8RowQ, make([]float32, 256))
 	for _, q := range zero.q {
 		if q != 0 {
 			t.Fatalf("int8row of a zero query: q̃ = %v, expected 0", q)
@@ -86,21 +86,20 @@ func TestProfileAPI(t *testing.T) {
 			t.Errorf("ParseProfile(%q) = %q, %v", p, q, err)
 		}
 	}
-	if _, err := ParseProfile("dot4"); err == nil || !strings.Contains(err.Error(), "expected one of [dot4-int8q wmma-f16q prefill-int8row prefill-chunk-f16]") {
+	if _, err := ParseProfile("dot4"); err == nil || !strings.Contains(err.Error(), "expected one of [dot4-int8q wmma-f16q int8rowq prefill-chunk-f16]") {
 		t.Errorf("ParseProfile(dot4): %v", err)
 	}
 	for name, want := range map[string][2]Profile{
-		"prefill-fp32":                      {ProfilePrefillFP32, ProfilePrefillFP32},
-		"prefill-int8row+prefill-chunk-f16": {ProfilePrefillInt8Row, ProfilePrefillChunkF16},
-		"prefill-int8row+chunk-f16":         {ProfilePrefillInt8Row, ProfilePrefillChunkF16}, // the WMMA tier's declaration (31-character ABI field)
-		"int8row+chunk-f16":                 {ProfilePrefillInt8Row, ProfilePrefillChunkF16},
-		"wmma-f16q+chunk-f16":               {ProfileWMMAF16Q, ProfilePrefillChunkF16},
+		"prefill-fp32":               {ProfilePrefillFP32, ProfilePrefillFP32},
+		"int8rowq+prefill-chunk-f16": {ProfileInt8RowQ, ProfilePrefillChunkF16},
+		"int8rowq+chunk-f16":         {ProfileInt8RowQ, ProfilePrefillChunkF16}, // the WMMA tier's declaration (31-character ABI field)
+		"wmma-f16q+chunk-f16":        {ProfileWMMAF16Q, ProfilePrefillChunkF16},
 	} {
 		if a, b, err := ParsePrefillProfile(name); err != nil || a != want[0] || b != want[1] {
 			t.Errorf("ParsePrefillProfile(%q) = %q, %q, %v; expected %q", name, a, b, err, want)
 		}
 	}
-	for _, name := range []string{"", "dot4-int8q", "prefill-int8row+", "prefill-int8row+chunk", "int8row+fp32", "prefill-int8row+prefill-prefill-chunk-f16", "+chunk-f16"} {
+	for _, name := range []string{"", "dot4-int8q", "int8rowq+", "int8rowq+chunk", "int8row+fp32", "int8rowq+prefill-prefill-chunk-f16", "+chunk-f16"} {
 		if _, _, err := ParsePrefillProfile(name); err == nil || !strings.Contains(err.Error(), "expected prefill-fp32 or PREFIX+CHUNK") {
 			t.Errorf("ParsePrefillProfile(%q): %v, expected a refusal", name, err)
 		}

@@ -180,13 +180,13 @@ enum octave_dtype { OCTAVE_DTYPE_F16 = 1, OCTAVE_DTYPE_BF16 = 2 };
  * tiers a device has: octave_tiers. */
 enum octave_tier {
   OCTAVE_TIER_PORTABLE = 0, /* decode: dot4-int8q; prefill: prefill-fp32. Every architecture. */
-  OCTAVE_TIER_WMMA = 1,     /* decode: wmma-f16q; prefill: prefill-int8row (prefix) + prefill-chunk-f16
+  OCTAVE_TIER_WMMA = 1,     /* decode: wmma-f16q; prefill: int8rowq (prefix) + prefill-chunk-f16
                                (chunk). gfx1100 (the v_wmma instructions, tier name "wmma"); the
                                CPU emulator and CUDA builds run the same kernels on a model of the
                                instructions (tier name "wmma-model"); gfx942: none */
   OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
-  OCTAVE_TIER_MMA = 3       /* sm_90 native: decode (prefill-int8row) and prefill
-                               (prefill-int8row+chunk-f16) on NVIDIA's mma.sync and wgmma (CUDA
+  OCTAVE_TIER_MMA = 3       /* sm_90 native: decode (int8rowq) and prefill
+                               (int8rowq+chunk-f16) on NVIDIA's mma.sync and wgmma (CUDA
                                builds; the emulator runs them on a model, as "mma-model") */
 };
 
@@ -237,7 +237,7 @@ typedef struct octave_tier_desc {
   char decode_profile[32]; /* "dot4-int8q", "wmma-f16q" */
   char prefill_profile[32];/* "prefill-fp32"; "PREFIX+CHUNK" for two docs/contract.md §5 profiles,
                               "prefill-" left out of a part where the pair would not fit
-                              ("prefill-int8row+chunk-f16"); "" for a tier without prefill */
+                              ("int8rowq+chunk-f16"); "" for a tier without prefill */
 } octave_tier_desc; /* 104 bytes */
 
 /* Writes up to `cap` tiers available on the context's device into `out` (host) and their number
@@ -444,7 +444,7 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * are float32 dot products (sequential fused multiply-add over the 256 dims) times
  * sm_scale*log2(e); one online softmax in base 2 over prefix and chunk in float32 (exp2 with a few
  * ulp error); P.V in float32 with fused multiply-add; out = O / L rounded to dtype (nearest even).
- * WMMA tier, numeric profiles prefill-int8row for the prefix and prefill-chunk-f16 for the chunk
+ * WMMA tier, numeric profiles int8rowq for the prefix and prefill-chunk-f16 for the chunk
  * (docs/contract.md §5): the query row quantized to int8 with one scale per row (qmax =
  * max(1e-8, max|x|), q = rint(x*127/qmax)), an int8 dot per 64-dim K block x the K block scale,
  * P' = fp16(p * V scale * 64) against the V codebook values; the chunk's q.k from fp16 products
