@@ -17,7 +17,7 @@ import (
 )
 
 // SchemaVersion is the certificate schema's version (docs/conformance.md).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Certificate is certificate.json.
 type Certificate struct {
@@ -36,9 +36,14 @@ type Certificate struct {
 	Date       string `json:"date"`
 	Command    string `json:"command"`
 	CaseGen    string `json:"case_generator,omitempty"` // fuzz.CaseGenVersion: what the seeds mean
-	Seed       int    `json:"seed"`
-	Budget     string `json:"budget"`
-	Certified  bool   `json:"certified"`
+	// KernelSources is the SHA-256 of the suite tree's kernel sources with comments stripped
+	// (provenance.KernelSourceDigest of csrc): what a library built from this tree was built from.
+	// A committed certificate whose digest, ABI or case generator no longer match the tree is
+	// stale (TestCommittedCertificatesCurrent).
+	KernelSources string `json:"kernel_source_sha256,omitempty"`
+	Seed          int    `json:"seed"`
+	Budget        string `json:"budget"`
+	Certified     bool   `json:"certified"`
 	// VerdictLine is Verdict(), the one verdict every report shows: the console's last line,
 	// report.md's title, junit.xml's certificate test case.
 	VerdictLine string `json:"verdict"`
@@ -274,7 +279,7 @@ func (c *Certificate) Write(dir string) error {
 func (c *Certificate) Report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Octave KV conformance: %s (%s) — **%s**\n\n", c.Arch, c.Mode, c.Verdict())
-	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.Date, c.Command, c.CaseGen, c.Seed, c.Budget)
+	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- kernel sources (csrc, comments stripped): sha256 %s\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.KernelSources, c.Date, c.Command, c.CaseGen, c.Seed, c.Budget)
 	if c.Library != "" {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
 	}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,8 +23,12 @@ type Suite struct {
 // the date and the case generator.
 func newCertificate(s Suite, mode string, a arch.Arch) *Certificate {
 	commit, dirty := provenance.SuiteCommit()
-	return &Certificate{Schema: SchemaVersion, Suite: s.Version, Commit: commit, Dirty: dirty, Mode: mode, Arch: a.Name,
+	c := &Certificate{Schema: SchemaVersion, Suite: s.Version, Commit: commit, Dirty: dirty, Mode: mode, Arch: a.Name,
 		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, CaseGen: fuzz.CaseGenVersion, Missing: a.Missing()}
+	if root, err := provenance.ModuleRoot(); err == nil {
+		c.KernelSources, _ = provenance.KernelSourceDigest(filepath.Join(root, "csrc"))
+	}
+	return c
 }
 
 // missingPair reports whether a.Missing names the (op, tier) pair.
