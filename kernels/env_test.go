@@ -29,6 +29,17 @@ var seedFlag = flag.Uint64("octant.seed", 1, "seed of the kernel test grids and 
 // TestMain runs the tests and closes the shared library.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if *gridDeadline > 0 {
+		l, _ := harness.Env()
+		msg, err := judged.deadlineVerdict(l)
+		if msg != "" {
+			fmt.Println(msg)
+		}
+		if err != nil {
+			fmt.Println(err)
+			code = max(code, 1)
+		}
+	}
 	harness.CloseEnv()
 	os.Exit(code)
 }
@@ -70,6 +81,7 @@ func forEachTier(t *testing.T, op arch.Op, fn func(t *testing.T, tier kernels.Ti
 // reproduction line), a QualityWarning and a Pass are logged.
 func report(t testing.TB, what string, v harness.Verdict) {
 	t.Helper()
+	judged.add(v)
 	switch v.Status {
 	case harness.Fail:
 		failf(t, "%s: %v", what, v.Err)

@@ -7,7 +7,9 @@ package kernels_test
 // would start more than D after the binary started, so that a sharded run ends in time and the
 // sanitizer still writes its summary; -grid.serial runs the selected cases one after another
 // (not t.Parallel), so that each prints its --- PASS line when it ends, not when the grid does.
-// Skipped cases say why.
+// Skipped cases say why. A run cut short by -grid.deadline counts the cases it did not run and
+// fails when an op's grid judged no case on a tier the library offers for it (deadlineVerdict):
+// a deadline never turns a run of nothing into a pass.
 
 import (
 	"bufio"
@@ -18,6 +20,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness"
 )
 
 var (
@@ -79,10 +84,97 @@ func selectGridCase(t *testing.T, idx int) {
 		}
 	}
 	if *gridDeadline > 0 && time.Since(gridStart) > *gridDeadline {
+		judged.skip(gridOp(t.Name()))
 		t.Skipf("past -grid.deadline=%v", *gridDeadline)
 	}
 	if !*gridSerial {
 		t.Parallel()
+	}
+}
+
+// gridOp is the op of a grid test by its name (TestDecodeGrid/..., TestPrefillGrid/...).
+func gridOp(name string) arch.Op {
+	if strings.HasPrefix(name, "TestPrefill") {
+		return arch.Prefill
+	}
+	return arch.Decode
+}
+
+// judgedCounts counts the verdicts the tests reached per op and implementation, and the grid
+// cases per op that -grid.deadline left unrun.
+type judgedCounts struct {
+	mu      sync.Mutex
+	verdict map[string]int // "op/impl"
+	skipped map[arch.Op]int
+}
+
+var judged judgedCounts
+
+func (j *judgedCounts) add(v harness.Verdict) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.verdict == nil {
+		j.verdict = map[string]int{}
+	}
+	j.verdict[string(v.Op)+"/"+v.Impl]++
+}
+
+func (j *judgedCounts) skip(op arch.Op) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.skipped == nil {
+		j.skipped = map[arch.Op]int{}
+	}
+	j.skipped[op]++
+}
+
+// deadlineVerdict is what a run cut short by -grid.deadline says at its end: the cases it left
+// unrun per op, and an error when an op with unrun cases judged none on a tier that l offers for
+// it.
+func (j *judgedCounts) deadlineVerdict(l *harness.Lib) (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var lines, bad []string
+	for _, op := range []arch.Op{arch.Decode, arch.Prefill} {
+		n := j.skipped[op]
+		if n == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("grid: %d %s cases not run (past -grid.deadline=%v)", n, op, *gridDeadline))
+		if l == nil {
+			continue
+		}
+		for _, tier := range l.TierNames() {
+			if l.Offers(op, tier) && j.verdict[string(op)+"/"+tier] == 0 {
+				bad = append(bad, fmt.Sprintf("%s on %s", op, tier))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return strings.Join(lines, "\n"), fmt.Errorf("grid: -grid.deadline=%v ended the run before any case judged %s: nothing was tested there", *gridDeadline, strings.Join(bad, ", "))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// TestDeadlineVerdict: a run cut short that judged nothing on a tier fails; one that judged every
+// tier reports its unrun cases and passes.
+func TestDeadlineVerdict(t *testing.T) {
+	l := lib(t)
+	var j judgedCounts
+	j.skip(arch.Decode)
+	j.add(harness.Verdict{Op: arch.Decode, Impl: l.TierNames()[0]})
+	msg, err := j.deadlineVerdict(l)
+	if !strings.Contains(msg, "1 decode cases not run") {
+		t.Errorf("deadline message %q", msg)
+	}
+	if len(l.TierNames()) > 1 && (err == nil || !strings.Contains(err.Error(), "before any case judged decode on "+l.TierNames()[1])) {
+		t.Errorf("a tier with no case judged: %v", err)
+	}
+	for _, tier := range l.TierNames() {
+		j.add(harness.Verdict{Op: arch.Decode, Impl: tier})
+	}
+	if _, err := j.deadlineVerdict(l); err != nil {
+		t.Errorf("every tier judged: %v", err)
 	}
 }
 
