@@ -101,3 +101,31 @@ func TestMakeEmuCompileLine(t *testing.T) {
 		t.Errorf("make printed\n%s\nwant one line: emu: [i/n] csrc/emu/emu.cpp", out)
 	}
 }
+
+// TestMakeToolchainSaysWhat: when a package of the AMD toolchain is missing, the line saying what
+// is installed and why goes to stderr before apt-get runs, so that make isa's output going to a
+// log (make conform, make test) does not hide it (apt-get and dpkg here are stand-ins: apt-get
+// fails, nothing is installed).
+func TestMakeToolchainSaysWhat(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not found")
+	}
+	bin := t.TempDir()
+	for name, script := range map[string]string{"apt-get": "#!/bin/sh\necho stand-in apt-get; exit 1\n", "dpkg": "#!/bin/sh\nexit 1\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("make", "--no-print-directory", "KAPT_PKGS=octant-no-such-package", "kernels-toolchain")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("the stand-in apt-get failed, make did not:\n%s%s", stdout.String(), stderr.String())
+	}
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	if !strings.HasPrefix(first, "kernels: installing octant-no-such-package with apt-get (Debian's clang-19 builds the AMD code objects") || strings.Contains(stdout.String(), "installing") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant the first line of stderr to say what is installed with apt-get and why", stdout.String(), stderr.String())
+	}
+}
