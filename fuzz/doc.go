@@ -139,6 +139,7 @@
 // built; a reproducer whose digest no longer matches what the generators build is refused rather
 // than silently testing something else. Such a refusal is a *harness.ReproducerError, apart from a
 // failure (`octant replay` counts it unreadable, exit 2). FuzzReadReproducer fuzzes that reader
-// over arbitrary bytes.
+// over arbitrary bytes, FuzzReproducerFields over every field of the committed and generated
+// reproducers set to any value.
 // TestReplayRegressions replays every file under corpus/regressions on every go test.
 package fuzz
