@@ -11,11 +11,13 @@ import (
 // Long context is where accumulation defects hide (a running sum kept in fp16, a rescale skipped
 // once a tile's maximum stops growing): a short case never sees them. These cases reach 131072
 // tokens (fuzz.MaxSeqLen), each judged on every tier under the bound the oracle derives for its
-// own length (docs/bounds.md: the bound grows with the number of terms n). Two of them use a tiny
-// sm_scale: near-uniform weights, so that the softmax denominator l is about the length itself
-// (above fp16's 65504) and P·V sums 131072 comparable terms. -short runs them at 16384 tokens
-// (the emulator's two cores would need minutes per 131072-token case), except the one that must
-// pass 65504 (overflowLength); the GPU runs them in full (make gpu-test).
+// own length (docs/bounds.md: the bound grows with the number of terms n). The flat cases (here
+// and in TestDecodeLongFirst) use a tiny sm_scale: near-uniform weights, so that the softmax
+// denominator l is about the length itself (above fp16's 65504) and P·V sums 131072 comparable
+// terms. -short runs them at 16384 tokens
+// (the emulator's two cores would need minutes per 131072-token case); the GPU runs them in full
+// (make gpu-test). The cases past 2^16 tokens in -short too are TestDecodeLongFirst's
+// (a_long_first_test.go), which runs first.
 const longLen = 1 << 17
 
 func longLength(n int) int {
@@ -42,15 +44,16 @@ const flatScale = 1.0 / 1024
 
 // TestDecodeLong: one split walking the whole request (the longest accumulation one workgroup
 // does), 64 splits with MTP rows sharing K/V reads, a length that is not a multiple of the tile,
-// and flat weights over zero-mean V and over V with mean 1 (one split of more than 65504 tokens:
-// the softmax denominator past fp16's range); every format and both dtypes.
+// and flat weights over zero-mean V; every format and both dtypes. The cases past 2^16 tokens in
+// -short too (flat weights over V with mean 1, one split of more than 65504 tokens: the softmax
+// denominator past fp16's range; gaussian weights past 2^16) are TestDecodeLongFirst's, which
+// runs first.
 func TestDecodeLong(t *testing.T) {
 	device(t)
 	cases := []*decodeCase{
 		{f: kernelFormat(t, oracle.K3V4), dt: kernels.F16, g: 6, hkv: 1, splits: 1, qg: 1, mode: "decode", scale: 1.0 / 16, lens: []int{longLength(longLen)}},
 		{f: kernelFormat(t, oracle.K3V3Compact), dt: kernels.BF16, g: 8, hkv: 1, splits: 64, qg: 4, mode: "mtp", run: 4, scale: 1.0 / 16, lens: []int{longLength(longLen)}},
 		{f: kernelFormat(t, oracle.K3V3), dt: kernels.F16, g: 1, hkv: 2, splits: 7, qg: 2, mode: "decode", scale: flatScale, lens: []int{longLength(longLen) - 1, 5}},
-		{f: kernelFormat(t, oracle.K3V4), dt: kernels.BF16, g: 2, hkv: 1, splits: 1, qg: 3, mode: "mtp", run: 3, scale: flatScale, lens: []int{overflowLength()}, vmean: 1},
 	}
 	for i, c := range cases {
 		c.bs, c.pad, c.signs = 16, []string{"first", "mid", "last"}[i%3], signKinds[i%len(signKinds)]

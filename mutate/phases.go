@@ -14,9 +14,18 @@ import (
 var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce", "FuzzPrefill"}
 
 // opTests are the kernel tests of each op: the grid runs them first for a mutant of that op (the
-// order changes when a mutant dies, not whether), then the rest.
-var opTests = map[string]string{"store": "^TestStore", "rotate": "^TestRotate", "decode": "^TestDecode", "reduce": "^TestReduce",
-	"prefill": "^TestPrefill", "qmaps": "^TestQueryMaps", "wmma": "^TestWMMA", "mma": "^TestMMA"}
+// order changes when a mutant dies, not whether), then the rest. Each selects longFirst too (go
+// test runs the selected tests in file order, whatever the pattern's).
+var opTests = map[string]string{"store": "^TestStore|" + longFirst, "rotate": "^TestRotate|" + longFirst, "decode": "^TestDecode",
+	"reduce": "^TestReduce|" + longFirst, "prefill": "^TestPrefill|" + longFirst, "qmaps": "^TestQueryMaps|" + longFirst,
+	"wmma": "^TestWMMA|" + longFirst, "mma": "^TestMMA|" + longFirst}
+
+// longFirst selects the kernel test that runs first in every kill run, whatever the mutant's op
+// (kernels/a_long_first_test.go, the first external test file; ^TestDecode selects it too):
+// decode past 2^16 tokens on every tier, so that a defect that shows only at long context is
+// caught in the first seconds. kernels.TestLongFirstOrder checks that every op's first run
+// selects it.
+const longFirst = "^TestDecodeLongFirst$"
 
 // GridPhase runs the kernel grid with the test binary kt: the op's own tests first, then every
 // other test except the conventional suite. The second run's counts add to the first's; it runs
