@@ -85,7 +85,7 @@ golden: bin/octant
 CONFORM_BUDGET ?= 10m
 conform: bin/octant
 	@if command -v $(NVCC) >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then \
-	  $(MAKE) cuda && bin/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_cuda.so --budget $(CONFORM_BUDGET) --out $(KBUILD)/conform-gpu; \
+	  $(MAKE) --no-print-directory cuda && bin/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_cuda.so --budget $(CONFORM_BUDGET) --out $(KBUILD)/conform-gpu; \
 	else \
 	  echo "conform: no nvcc here: static certification of gfx1100 and gfx942 (code objects only) and the oracle's golden check;"; \
 	  echo "conform: nothing is run on a GPU, so no runtime behaviour is certified (run make conform on a GPU machine for that)."; \
