@@ -35,9 +35,29 @@
 // [Run] returns a [Report]: per spec and num_splits setting a [Result] with the device, host and
 // stream times, bytes read (Σ over requests of Hkv × seq_len × slot bytes: each KV head's slots once
 // per request), GB/s = bytes / device median, its fraction of the measured HBM bandwidth, and (query head,
-// token) scores per second. Before a result is recorded its output is checked (every value finite,
-// no row all zero, no canary overwritten), so a broken decode is a failed result, not a fast one.
-// A failure of the environment (library, device, out of device memory) is an [EnvError]; any other
-// failed result is a failed check ([Report.Failed] tells them apart). [WriteTable] prints the table
-// `octant bench` shows; the Report marshals to the JSON of `octant bench --json`.
+// token) scores per second.
+//
+// # Judged before timed
+//
+// A wrong kernel has no speed. Each setup is judged once, before any tier is timed over it, by
+// package harness, the one judge ([Judge]: harness.CheckAll over the same calls, [Case.Calls]: the
+// same query rows, num_splits, query_group and inputs, the cache read back from the device): every
+// element within the tier's declared profile's bound of the oracle's model, the output within the
+// contract's distance of exact attention, canaries, inputs and gaps intact, the same bits twice.
+// A tier judged Fail is a failed result, "FAILED: " and the verdict's reason, with no time. A tier
+// judged Pass or QualityWarning is timed; its timed output must then be the judged output bit for
+// bit, its canaries intact and every value finite with no row all zero (CheckOutput). [Result]
+// records the verdict and the judge's wall time.
+//
+// The oracle's side runs on the host and grows with query rows × tokens: measured on a 2-core dev
+// VM (CPU seconds, k3v4), per query row of 6 query heads over 100k tokens about 0.7 s per declared
+// profile and 0.19 s for exact attention (decode), about the same per chunk token for a prefill. So
+// q1s100k and q4s100k judge in seconds, big in about 130 CPU seconds (and about 26 GB of host
+// memory per profile: every slot the call reads, decoded), while q2ks100k (2048 rows, once per
+// num_splits group) and q2ks100k-pf take about an hour of CPU time each: minutes on a 16-core
+// host (docs/measurements.md, "Judging").
+//
+// A failure of the environment (library, device, out of device memory) is an [EnvError]; any
+// other failed result is a failed check ([Report.Failed] tells them apart). [WriteTable] prints the
+// table `octant bench` shows; the Report marshals to the JSON of `octant bench --json`.
 package bench

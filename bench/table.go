@@ -34,7 +34,7 @@ func WriteTable(w io.Writer, rep *Report) {
 				reason = "FAILED: " + reason
 			}
 			// The reason is the line's last cell, not tab-terminated: it takes no column's width.
-			fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d/%d\t-\t-\t-\t%.1f\t%s\n", r.Spec, r.Tier, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, float64(r.Bytes)/1e6, reason)
+			fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d/%d\t-\t-\t-\t%.1f\t  %s\n", r.Spec, r.Tier, r.Reqs, r.QPerReq, r.Tokens, r.QHeads, r.KVHeads, float64(r.Bytes)/1e6, reason)
 			continue
 		}
 		frac := "-"

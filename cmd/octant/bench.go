@@ -69,10 +69,19 @@ query_group auto = min(4, query tokens per request).
 A prefill spec passes --splits as octave_prefill's num_splits: auto is 0 (the tier chooses: the
 mma tier splits the prefix when its grid leaves SMs idle), N (1..64) asks the mma tier for N
 (more than 64 fails the prefill specs with NUM_SPLITS).
+Judged before timed: each setup (spec × num_splits) is judged once on every tier timed over it
+by package harness, the one judge (the declared profile's bound of the oracle's model, exact
+attention, canaries, the same bits twice), before it is timed. A tier judged Fail is not timed:
+its row says "FAILED: " and the verdict's reason where the times would be. A timed tier's output
+must be the judged output, bit for bit. The oracle's side runs on the host and grows with query
+rows × tokens: seconds for q1s100k and q4s100k, about 130 CPU seconds and 26 GB of host memory
+for big, about an hour of CPU time each for q2ks100k and q2ks100k-pf (minutes on 16 cores);
+"judged in" on stderr says what it took (docs/measurements.md, "Judging").
 Progress goes to stderr, the table to stdout, all numbers to --json FILE.
 
-Exit status: 0 success; 1 a decode call failed or its output was not finite; 2 usage or
-environment error (library missing or invalid, no device, out of device memory).
+Exit status: 0 success; 1 a tier judged Fail, a decode call failed, or its timed output was not
+the judged output; 2 usage or environment error (library missing or invalid, no device, out of
+device memory).
 
 flags:
 `, strings.Join(hidden, ", "))

@@ -87,7 +87,7 @@ func TestBenchCLI(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errs, "bench: tiny: tier portable: num_splits") {
+	if !strings.Contains(errs, "bench: tiny: tier portable: num_splits") || !strings.Contains(errs, "bench: tiny: judged in") {
 		t.Errorf("no progress on stderr:\n%s", errs)
 	}
 	raw, err := os.ReadFile(jsonPath)
@@ -116,6 +116,9 @@ func TestBenchCLI(t *testing.T) {
 		}
 	}
 	for _, r := range rep.Results {
+		if r.Verdict == "" || r.Verdict == "Fail" || r.JudgeS <= 0 {
+			t.Errorf("result %s %s: verdict %q, judged in %g s: expected judged (Pass or QualityWarning) before it was timed", r.Spec, r.Tier, r.Verdict, r.JudgeS)
+		}
 		if r.Error != "" || r.MedianMS <= 0 || r.MinMS <= 0 || r.MinMS > r.MedianMS || r.DeviceMS <= 0 || r.DeviceMinMS > r.DeviceMS || r.StreamMS <= 0 || r.GBps <= 0 || r.Fraction <= 0 ||
 			len(r.Timing.SamplesM) != 3 || r.Splits < 1 || r.Bytes != int64(r.Reqs*r.KVHeads*r.Tokens*248) {
 			t.Errorf("result %+v", r)
@@ -140,4 +143,43 @@ func TestBenchCLI(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, `tier "tensor": expected all or one of the tiers the device offers (portable`) {
 		t.Errorf("--tiers tensor: exit %d\n%s", code, errs)
 	}
+}
+
+// TestBenchWrongKernelHasNoSpeed: a library whose decode is wrong (mutant 15, corpus/mutants.md:
+// query head hq reads KV head hq % Hkv instead of hq / G; finite, non-zero output) gets no time:
+// each setup is judged before it is timed, the table and the JSON say "FAILED: " and the judge's
+// reason where the times would be, and the command exits 1.
+func TestBenchWrongKernelHasNoSpeed(t *testing.T) {
+	const lib = "../../build/mutants/liboctave_emu_m15.so"
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("%s not built (make emu-mutant MUTANT=15, about a minute): %v", lib, err)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	code, out, errs := runCLI("bench", "--lib", lib, "--specs", "tinymulti", "--tiers", "portable", "--reps", "1", "--warmup", "0",
+		"--copy-bytes", "0", "--flush-l2=false", "--json", jsonPath)
+	if code != 1 {
+		t.Errorf("exit %d, expected 1 (a failed check)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "FAILED: ") || strings.Contains(out, "device median") {
+		t.Errorf("the table lacks FAILED and its reason:\n%s", out)
+	}
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, expected 1", len(rep.Results))
+	}
+	r := rep.Results[0]
+	if !strings.HasPrefix(r.Error, "FAILED: ") || r.MedianMS != 0 || r.DeviceMS != 0 || r.StreamMS != 0 || r.GBps != 0 || len(r.Timing.SamplesM) != 0 {
+		t.Errorf("result: error %q, host median %g ms, device median %g ms, stream %g ms, %g GB/s: expected FAILED and no time", r.Error, r.MedianMS, r.DeviceMS, r.StreamMS, r.GBps)
+	}
+	if strings.Contains(string(raw), "device_median_ms") {
+		t.Errorf("the JSON gives the failed result a device time:\n%s", raw)
+	}
+	t.Log("\n" + out)
 }
