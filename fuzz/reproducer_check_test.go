@@ -140,6 +140,7 @@ func hostileReproducers(t testing.TB) []struct {
 		{"querymap-tokens", "case.num_tokens = 1099511627776, expected -", setField(t, query, "case.num_tokens", 1<<40)},
 		{"mnm-two-recipes", "case: 2 recipes (reduce, store), expected exactly one", setField(t, mnm, "case.store", mustObject(t, store, "case"))},
 		{"mnm-regions", "case.regions = 1 (unread-slots), expected a subset of empty-splits+stride-pad", setField(t, mnm, "case.regions", 1)},
+		{"mnm-op", "case: a reduce recipe, expected a decode recipe (property mnm-decode)", setField(t, setField(t, mnm, "property", PropNameMNMDecode), "op", "decode")},
 		{"unknown-property", `property = "gpu-fly", expected one of`, setField(t, decode, "property", "gpu-fly")},
 		{"op-mismatch", `op = "store", expected "decode" (the op of property gpu-decode)`, setField(t, decode, "op", "store")},
 		{"status", `verdict.status = "maybe", expected "fail" or "pass"`, setField(t, decode, "verdict.status", "maybe")},

@@ -381,6 +381,10 @@ func (c *GPUDecodeCase) Validate() error {
 	if err != nil {
 		return err
 	}
+	rows, hq := c.Spec.Batch.NumTokens, c.Spec.NumQHeads()
+	if n := rows * max((hq+c.QueryPadHeads)*oracle.KernelHeadSize, hq*oracle.KernelHeadSize+c.OutPad); n > maxElements {
+		return badValue("query_pad_heads", c.QueryPadHeads, "a query and an output of at most %d elements each (%d rows, %d heads, out_pad %d: %d)", maxElements, rows, hq, c.OutPad, n)
+	}
 	if n := c.Spec.Batch.NumTokens * c.Spec.NumQHeads() * c.Spec.NumSplits * c.pstride(); n > maxElements {
 		return badValue("spec.num_splits", c.Spec.NumSplits, "a partials workspace of at most %d floats (rows × Hq × splits × stride = %d)", maxElements, n)
 	}
@@ -480,6 +484,9 @@ func (c *GPUReduceCase) Validate() error {
 			return err
 		}
 	}
+	if n := c.NumQ * (c.Heads*oracle.KernelHeadSize + c.OutPad); n > maxElements {
+		return badValue("out_pad", c.OutPad, "an output of at most %d elements (found %d)", maxElements, n)
+	}
 	if n := c.NumQ * c.Heads * c.Splits * c.pstride(); n > maxElements {
 		return badValue("splits", c.Splits, "partials of at most %d floats (num_q × heads × splits × stride = %d)", maxElements, n)
 	}
@@ -512,8 +519,8 @@ func (c *GPUPrefillCase) Validate() error {
 		return err
 	}
 	hq := c.Group * hkv
-	if n := c.Batch.NumTokens * (hq + 2*hkv) * oracle.KernelHeadSize; n > maxElements {
-		return badValue("batch.num_tokens", c.Batch.NumTokens, "q, k and v of at most %d elements (found %d)", maxElements, n)
+	if n := c.Batch.NumTokens * ((hq+2*hkv)*oracle.KernelHeadSize + c.OutPad); n > maxElements {
+		return badValue("batch.num_tokens", c.Batch.NumTokens, "q, k, v and the output of at most %d elements (found %d)", maxElements, n)
 	}
 	cost := 0
 	for _, r := range c.Batch.Requests {
