@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -312,7 +313,9 @@ func checkIsolationCase(l *harness.Lib, m *IsolationCase) (Isolation, error) {
 
 // PropIsolationDecode: a decode call (isolationCases) and the same call with the slots between
 // sibling rows' klens poisoned give the same output bits in the rows that do not attend them, on
-// every tier that does not declare coupled rows, and pass their judgement on every tier.
+// every tier that does not declare coupled rows, and pass their judgement on every tier. A failure
+// prints the case as JSON (its recipe, cuts and poison seed: checkIsolationCase rebuilds it); the
+// reproducer files of `octant replay` do not hold this property's cases.
 func PropIsolationDecode(t *rapid.T) {
 	l := mnmLib(t)
 	m := isolationCases().Draw(t, "iso")
@@ -320,6 +323,11 @@ func PropIsolationDecode(t *rapid.T) {
 		if c, cerr := m.Decode.Call(); cerr == nil {
 			m.Decode.record(c)
 		}
-		failLib(t, PropNameIsoDecode, l, m, err)
+		js, _ := json.Marshal(m)
+		lib := "the oracle alone"
+		if l != nil {
+			lib = l.Path
+		}
+		t.Fatalf("%s on %s: %v\nthe case: %s", PropNameIsoDecode, lib, err, js)
 	}
 }
