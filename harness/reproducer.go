@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/octant-kv/octant/internal/provenance"
 )
 
 // Reproducer is one case a property failed on (or an example), as written under
@@ -62,24 +64,9 @@ func ReplayCmd() string {
 // "off" to write none.
 const RegressionsEnv = "OCTANT_REGRESSIONS"
 
-// ModuleRoot finds the directory of this module's go.mod, walking up from the working directory.
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/octant-kv/octant")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod of module github.com/octant-kv/octant above the working directory")
-		}
-		dir = parent
-	}
-}
+// ModuleRoot finds the directory of this module's go.mod, walking up from the working directory
+// (provenance.ModuleRoot).
+func ModuleRoot() (string, error) { return provenance.ModuleRoot() }
 
 // RegressionsDir is where reproducers go: $OCTANT_REGRESSIONS, or corpus/regressions at the
 // module root. It returns "" when writing is turned off.
