@@ -3,8 +3,10 @@ package fuzz
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
 )
@@ -32,6 +34,8 @@ type Recipe interface {
 // implementation of its op in $OCTANT_LIB and judges it (harness.CheckAll). They are the
 // FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce and FuzzPrefill targets (and TestGPUX rapid
 // tests); without a library they skip, and TestOracleX run the same check on the oracle alone.
+// The must-not-matter properties (mustnotmatter.go) and the isolation property (isolation.go)
+// follow: each compares a call with a changed twin, on the oracle alone without a library.
 func GPUProperties() []Property {
 	return []Property{
 		{Name: PropNameGPUStore, Op: "store", Doc: "cache_store: every written slot accepted by docs/format.md §10, pad bytes and all other bytes untouched, canaries and inputs intact, same bytes twice",
@@ -45,23 +49,33 @@ func GPUProperties() []Property {
 		{Name: PropNameGPUDecode, Op: "decode", Doc: "decode on every tier within its declared profile's bound of the oracle's model; padding rows exactly zero; canaries, inputs, row gaps intact; same bits when run twice",
 			Check: PropGPUDecode, call: replayCall[GPUDecodeCase]},
 		{Name: PropNameMNMDecode, Op: "decode", Doc: "decode: hostile content in every input the result must not depend on changes no output bit",
-			Check: PropMustNotMatterDecode, check: replayMustNotMatter},
+			Check: PropMustNotMatterDecode, load: loadMustNotMatter},
 		{Name: PropNameMNMPrefill, Op: "prefill", Doc: "prefill: hostile content in every input the result must not depend on changes no output bit",
-			Check: PropMustNotMatterPrefill, check: replayMustNotMatter},
+			Check: PropMustNotMatterPrefill, load: loadMustNotMatter},
 		{Name: PropNameMNMStore, Op: "store", Doc: "cache_store: hostile skipped rows and old slot bytes change no byte of the cache after the store",
-			Check: PropMustNotMatterStore, check: replayMustNotMatter},
+			Check: PropMustNotMatterStore, load: loadMustNotMatter},
 		{Name: PropNameMNMReduce, Op: "reduce", Doc: "reduce: hostile o of empty splits and stride padding change no output bit",
-			Check: PropMustNotMatterReduce, check: replayMustNotMatter},
+			Check: PropMustNotMatterReduce, load: loadMustNotMatter},
+		{Name: PropNameIsoDecode, Op: "decode", Doc: "decode: the slots between sibling rows' klens poisoned (non-finite scales, random codes) change no output bit of a row that does not attend them, on every tier that does not declare coupled rows; both calls pass their judgement",
+			Check: PropIsolationDecode, load: loadIsolation},
 	}
 }
 
-// replayMustNotMatter decodes a must-not-matter case and checks it.
-func replayMustNotMatter(raw json.RawMessage, l *harness.Lib) error {
+// loadMustNotMatter decodes and checks a must-not-matter case, builds its calls, and returns its
+// op and its check (CheckMustNotMatter).
+func loadMustNotMatter(raw json.RawMessage) (arch.Op, func(*harness.Lib) error, error) {
 	var m MustNotMatterCase
 	if err := harness.DecodeCase(raw, &m); err != nil {
-		return err
+		return "", nil, err
 	}
-	return CheckMustNotMatter(l, &m)
+	if err := m.Validate(); err != nil {
+		return "", nil, err
+	}
+	a, _, _, err := m.calls(m.Regions)
+	if err != nil {
+		return "", nil, fmt.Errorf("building the call: %w", err)
+	}
+	return a.Op(), func(l *harness.Lib) error { return CheckMustNotMatter(l, &m) }, nil
 }
 
 // replayCall decodes a reproducer's case as a recipe of type C and builds its call.

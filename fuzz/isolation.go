@@ -311,23 +311,48 @@ func checkIsolationCase(l *harness.Lib, m *IsolationCase) (Isolation, error) {
 	return iso, err
 }
 
+// loadIsolation decodes and checks an isolation case (IsolationCase.Validate), builds its call
+// (a recorded digest must match), and returns its op and its check (checkIsolationCase: the
+// property's own, so a replay judges what the property judged).
+func loadIsolation(raw json.RawMessage) (arch.Op, func(*harness.Lib) error, error) {
+	var m IsolationCase
+	if err := harness.DecodeCase(raw, &m); err != nil {
+		return "", nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return "", nil, err
+	}
+	c, err := m.Decode.Call()
+	if err != nil {
+		return "", nil, fmt.Errorf("building the call: %w", err)
+	}
+	return c.Op(), func(l *harness.Lib) error {
+		_, err := checkIsolationCase(l, &m)
+		return err
+	}, nil
+}
+
 // PropIsolationDecode: a decode call (isolationCases) and the same call with the slots between
 // sibling rows' klens poisoned give the same output bits in the rows that do not attend them, on
 // every tier that does not declare coupled rows, and pass their judgement on every tier. A failure
-// prints the case as JSON (its recipe, cuts and poison seed: checkIsolationCase rebuilds it); the
-// reproducer files of `octant replay` do not hold this property's cases.
+// records the case (its recipe with its digest, cuts and poison seed) as a reproducer under
+// corpus/regressions/decode and ends with its replay command, as the other GPU properties do.
 func PropIsolationDecode(t *rapid.T) {
 	l := mnmLib(t)
 	m := isolationCases().Draw(t, "iso")
 	if _, err := checkIsolationCase(l, m); err != nil {
-		if c, cerr := m.Decode.Call(); cerr == nil {
-			m.Decode.record(c)
-		}
-		js, _ := json.Marshal(m)
-		lib := "the oracle alone"
-		if l != nil {
-			lib = l.Path
-		}
-		t.Fatalf("%s on %s: %v\nthe case: %s", PropNameIsoDecode, lib, err, js)
+		m.record()
+		failLib(t, PropNameIsoDecode, l, m, err)
+	}
+}
+
+// record sets the digest of the case's decode recipe from its built call, so that a replay tells
+// a changed generator from a fixed kernel (the reproducer of a failure carries it).
+func (m *IsolationCase) record() {
+	if m.Decode == nil {
+		return
+	}
+	if c, err := m.Decode.Call(); err == nil {
+		m.Decode.record(c)
 	}
 }

@@ -2,7 +2,10 @@ package fuzz
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,6 +30,98 @@ func TestIsolationDecode(t *testing.T) {
 
 // FuzzIsolation is the isolation property as a fuzz target (skips without $OCTANT_LIB).
 func FuzzIsolation(f *testing.F) { gpuFuzz(f, PropIsolationDecode) }
+
+// TestIsolationReproducer: an isolation case that fails is written as the other GPU properties'
+// cases are (recordFailure: <dir>/decode/iso-decode-<hash>.json, target lib, its decode recipe
+// with its digest, its cuts and seed as drawn; the message ends with the replay command), read
+// back, and replayed: on the oracle alone without a library (Ran says so), and on every decode
+// tier of $OCTANT_LIB when it is set, where a correct library passes it.
+func TestIsolationReproducer(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(harness.RegressionsEnv, dir)
+	l, err := harness.Env()
+	if err != nil && !errors.Is(err, harness.ErrNoLib) {
+		t.Fatal(err)
+	}
+	var m *IsolationCase
+	for i := 0; m == nil; i++ {
+		if i == 50 {
+			t.Fatal("no isolation case in 50 examples compares a row beside one that reads the poison")
+		}
+		c := isolationCases().Example(i)
+		call, err := c.Decode.Call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, iso, err := Poison(call.(*harness.DecodeCall), c.Cuts, c.Seed); err == nil && iso.Siblings > 0 {
+			m = c
+		}
+	}
+	m.record()
+	if m.Decode.Digest == "" {
+		t.Fatal("the recorded case has no digest")
+	}
+	fail := errors.New("synthetic failure")
+	path, err := recordFailure(PropNameIsoDecode, m, fail, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(path) != filepath.Join(dir, "decode") || !strings.HasPrefix(filepath.Base(path), PropNameIsoDecode+"-") {
+		t.Fatalf("reproducer written to %s, expected %s/decode/%s-<hash>.json", path, dir, PropNameIsoDecode)
+	}
+	lib := ""
+	if l != nil {
+		lib = " --lib " + l.Path
+	}
+	msg := failureMessage(PropNameIsoDecode, fail, path, nil, l)
+	if lines := strings.Split(msg, "\n"); lines[len(lines)-1] != "replay: "+harness.ReplayCmd()+lib+" "+harness.DisplayPath(path) {
+		t.Fatalf("failure message does not end with the replay command: %q", msg)
+	}
+	r, err := harness.ReadReproducer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Op != "decode" || r.Property != PropNameIsoDecode || r.Target != harness.TargetLib || r.Verdict.Status != harness.StatusFail || r.Verdict.Message != fail.Error() {
+		t.Fatalf("reproducer fields: op %q, property %q, target %q, verdict %+v", r.Op, r.Property, r.Target, r.Verdict)
+	}
+	var back IsolationCase
+	if err := harness.DecodeCase(r.Case, &back); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(m)
+	if got, _ := json.Marshal(&back); string(got) != string(want) {
+		t.Fatalf("the case read back differs from the one written:\n%s\n%s", got, want)
+	}
+	x, err := LoadReproducer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Ran(nil); got != "oracle only: no --lib" {
+		t.Errorf("Ran(nil) = %q, expected %q", got, "oracle only: no --lib")
+	}
+	if err := x.Run(nil); err != nil {
+		t.Fatalf("replayed on the oracle alone: %v", err)
+	}
+	if l == nil {
+		t.Logf("%s not set: replayed on the oracle alone", harness.LibEnv)
+		return
+	}
+	impls, err := harness.Impls(l, arch.Decode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, im := range impls {
+		names = append(names, im.Name)
+	}
+	if got, want := x.Ran(l), fmt.Sprintf("oracle; tiers %s on %s", strings.Join(names, ", "), l.Path); got != want {
+		t.Errorf("Ran = %q, expected %q", got, want)
+	}
+	if err := ReplayLib(path, l); err != nil {
+		t.Fatalf("replayed on tiers %v of %s: %v", names, l.Path, err)
+	}
+	t.Logf("replayed on the oracle alone and on tiers %v of %s", names, l.Path)
+}
 
 // TestIsolationAsks: the generated isolation cases ask something (a compared row beside a row that
 // reads the poison) often enough, the poison lands only in slots the compared rows do not read,
@@ -203,7 +298,9 @@ func (m *maskByZero) Decode(a kernels.DecodeArgs) error {
 // by a weight of 0 (maskByZero), the decode judge passes the clean call and the isolation property
 // fails it, naming the tier: with NaN in the row by the poisoned call's judgement (a non-finite
 // output where the row's own tokens give a finite model), with the last bit flipped by the bit
-// comparison (the first such case found). The real library passes the same case.
+// comparison (the first such case found). The real library passes the same case. The case's
+// reproducer, replayed (ReplayLib), fails on the fixture the same way and passes on the real
+// library and on the oracle alone.
 func TestIsolationCatchesMaskByZero(t *testing.T) {
 	for _, lowBit := range []bool{false, true} {
 		t.Run(map[bool]string{false: "nan", true: "low-bit"}[lowBit], func(t *testing.T) { testMaskByZero(t, lowBit) })
@@ -243,6 +340,33 @@ func testMaskByZero(t *testing.T, lowBit bool) {
 		t.Logf("example %d: %v", i, err)
 		if _, err := checkIsolationCase(l, m); err != nil {
 			t.Fatalf("example %d: the real library fails too: %v", i, err)
+		}
+		// The same failure through its reproducer, written as PropIsolationDecode writes it: read
+		// back and replayed, it fails again on the fixture (on its tier, by the same judge) and
+		// passes on the real library and on the oracle alone.
+		t.Setenv(harness.RegressionsEnv, t.TempDir())
+		m.record()
+		path, werr := recordFailure(PropNameIsoDecode, m, err, &bad)
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		rerr := ReplayLib(path, &bad)
+		if rerr == nil {
+			t.Fatalf("example %d: its reproducer replays on the fixture without failing", i)
+		}
+		msg := strings.TrimPrefix(rerr.Error(), path+": "+PropNameIsoDecode+": ")
+		if msg == rerr.Error() || !strings.HasPrefix(msg, "portable: ") && !strings.Contains(msg, "fails: portable: ") || lowBit && !strings.Contains(msg, byBits) {
+			t.Fatalf("example %d: its reproducer's replay on the fixture gave %v\nexpected the path, the property and the fixture's tier, as the property's own check:\n%v", i, rerr, err)
+		}
+		var re *harness.ReproducerError
+		if errors.As(rerr, &re) {
+			t.Fatalf("example %d: the replay's failure is a file error: %v", i, rerr)
+		}
+		if err := ReplayLib(path, l); err != nil {
+			t.Fatalf("example %d: its reproducer fails on the real library: %v", i, err)
+		}
+		if err := Replay(path); err != nil {
+			t.Fatalf("example %d: its reproducer fails on the oracle alone: %v", i, err)
 		}
 		return
 	}

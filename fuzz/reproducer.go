@@ -29,14 +29,16 @@ type Property struct {
 	// call, for GPU properties (Target TargetLib), decodes a case and builds the call the judges
 	// run (on a library, or the oracle alone).
 	call func(raw json.RawMessage) (harness.Call, error)
-	// check, for GPU properties that are not one call (the must-not-matter properties), decodes
-	// a case and runs the property's check with a library (nil: the oracle alone).
-	check func(raw json.RawMessage, l *harness.Lib) error
+	// load, for GPU properties that are not one call (the must-not-matter and isolation
+	// properties), decodes a case strictly, checks every field (its Validate), builds its calls
+	// once (a recorded digest must match) and returns their op and the property's check of the
+	// case with a library (nil: the oracle alone).
+	load func(raw json.RawMessage) (arch.Op, func(l *harness.Lib) error, error)
 }
 
 // Target is what the property checks: TargetLib for GPU properties, else TargetOracle.
 func (p Property) Target() string {
-	if p.call != nil || p.check != nil {
+	if p.call != nil || p.load != nil {
 		return harness.TargetLib
 	}
 	return harness.TargetOracle
@@ -161,22 +163,15 @@ func (x *Replayable) prepare(raw json.RawMessage) (err error) {
 		}
 		x.run = func(*harness.Lib) error { return check() }
 		return nil
-	case p.check != nil:
-		var m MustNotMatterCase
-		if err := harness.DecodeCase(raw, &m); err != nil {
-			return err
-		}
-		if err := m.Validate(); err != nil {
-			return err
-		}
-		a, _, _, err := m.calls(m.Regions)
+	case p.load != nil:
+		op, run, err := p.load(raw)
 		if err != nil {
-			return fmt.Errorf("building the call: %w", err)
+			return err
 		}
-		if x.op = a.Op(); string(x.op) != p.Op {
+		if x.op = op; string(x.op) != p.Op {
 			return fmt.Errorf("a %s recipe, expected a %s recipe (property %s)", x.op, p.Op, p.Name)
 		}
-		x.run = func(l *harness.Lib) error { return p.check(raw, l) }
+		x.run = run
 		return nil
 	case p.call != nil:
 		if err := validateRecipe(p.Name, raw); err != nil {

@@ -108,6 +108,13 @@ func hostileReproducers(t testing.TB) []struct {
 	rotate := generated(t, PropNameGPURotate, GPURotateCases().Example(1))
 	query := generated(t, PropNameQueryMaps, QueryMapCases().Example(1))
 	mnm := generated(t, PropNameMNMReduce, &MustNotMatterCase{Reduce: GPUReduceCases().Example(2), Seed: 5, Regions: ReduceRegions})
+	isoCase := isolationCases().Example(1)
+	isoReqs := len(isoCase.Decode.Spec.Batch.Requests)
+	if isoReqs == 0 {
+		t.Fatal("isolation example 1 has no request: pick another for the hostile isolation reproducers")
+	}
+	iso := generated(t, PropNameIsoDecode, isoCase)
+	isoSpan := isoCase.Decode.Spec.Table.MaxBlocks * isoCase.Decode.Spec.Cache.BlockSize
 	return []struct {
 		name, want string
 		doc        []byte
@@ -141,6 +148,15 @@ func hostileReproducers(t testing.TB) []struct {
 		{"mnm-two-recipes", "case: 2 recipes (reduce, store), expected exactly one", setField(t, mnm, "case.store", mustObject(t, store, "case"))},
 		{"mnm-regions", "case.regions = 1 (unread-slots), expected a subset of empty-splits+stride-pad", setField(t, mnm, "case.regions", 1)},
 		{"mnm-op", "case: a reduce recipe, expected a decode recipe (property mnm-decode)", setField(t, setField(t, mnm, "property", PropNameMNMDecode), "op", "decode")},
+		{"iso-no-decode", "case.decode is missing, expected a decode recipe", setField(t, iso, "case.decode", nil)},
+		{"iso-query-group", "case.decode.query_group = 9, expected 1..4", setField(t, iso, "case.decode.query_group", 9)},
+		{"iso-block-size-0", "case.decode.spec.cache.block_size = 0, expected 1..", setField(t, iso, "case.decode.spec.cache.block_size", 0)},
+		{"iso-cuts-length", fmt.Sprintf("case.cuts has %d entries, expected %d (one per request of decode.spec.batch.requests)", isoReqs+1, isoReqs),
+			setField(t, iso, "case.cuts", append(append([]int(nil), isoCase.Cuts...), 0))},
+		{"iso-cut-negative", fmt.Sprintf("case.cuts[0] = -1, expected a position in 0..%d", isoSpan), setField(t, iso, "case.cuts.0", -1)},
+		{"iso-cut-past", fmt.Sprintf("case.cuts[0] = %d, expected a position in 0..%d", isoSpan+1, isoSpan), setField(t, iso, "case.cuts.0", isoSpan+1)},
+		{"iso-seed", "case: decoding the case: json: cannot unmarshal string into Go struct field IsolationCase.seed of type uint64", setField(t, iso, "case.seed", "many")},
+		{"iso-op", `op = "store", expected "decode" (the op of property iso-decode)`, setField(t, iso, "op", "store")},
 		{"unknown-property", `property = "gpu-fly", expected one of`, setField(t, decode, "property", "gpu-fly")},
 		{"op-mismatch", `op = "store", expected "decode" (the op of property gpu-decode)`, setField(t, decode, "op", "store")},
 		{"status", `verdict.status = "maybe", expected "fail" or "pass"`, setField(t, decode, "verdict.status", "maybe")},
@@ -213,6 +229,7 @@ func TestGeneratedCasesValid(t *testing.T) {
 		check(t, PropNameMerge, i, m)
 		check(t, PropNameMNMReduce, i, &MustNotMatterCase{Reduce: GPUReduceCases().Example(i), Seed: uint64(i), Regions: ReduceRegions})
 		check(t, PropNameMNMStore, i, &MustNotMatterCase{Store: GPUStoreCases().Example(i), Seed: uint64(i), Regions: StoreRegions})
+		check(t, PropNameIsoDecode, i, isolationCases().Example(i))
 		for _, op := range arch.Ops() {
 			r, err := SeededRecipe(op, uint64(i))
 			if err != nil {

@@ -17,7 +17,8 @@ import (
 
 // reproducerSeeds are the seeds of the reader's fuzz targets: every committed reproducer
 // (corpus/regressions/**.json), hostileReproducers, and a reproducer of every property around a
-// generated case, so that the fuzzer mutates valid cases of each type.
+// generated case (the isolation property's included), so that the fuzzer mutates valid cases of
+// each type.
 func reproducerSeeds(f *testing.F) [][]byte {
 	var out [][]byte
 	err := filepath.WalkDir(filepath.Join("..", "corpus", "regressions"), func(p string, d fs.DirEntry, err error) error {
@@ -53,6 +54,7 @@ func reproducerSeeds(f *testing.F) [][]byte {
 			{PropNameMNMPrefill, &MustNotMatterCase{Prefill: GPUPrefillCases().Example(i), Seed: 3, Regions: PrefillRegions}},
 			{PropNameMNMStore, &MustNotMatterCase{Store: GPUStoreCases().Example(i), Seed: 3, Regions: StoreRegions}},
 			{PropNameMNMReduce, &MustNotMatterCase{Reduce: GPUReduceCases().Example(i), Seed: 3, Regions: ReduceRegions}},
+			{PropNameIsoDecode, isolationCases().Example(i)},
 		} {
 			out = append(out, generated(f, g.prop, g.c))
 		}

@@ -562,6 +562,30 @@ func (m *MustNotMatterCase) Validate() error {
 	return nil
 }
 
+// Validate checks an isolation case: its decode recipe (GPUDecodeCase.Validate) and one cut per
+// request of it, each a position in 0..max_blocks·block_size (the most tokens a row of the call
+// can attend: a cut there poisons nothing). The poison seed takes any value.
+func (m *IsolationCase) Validate() error {
+	if m.Decode == nil {
+		return missing("decode", "a decode recipe")
+	}
+	if err := under("decode", m.Decode.Validate()); err != nil {
+		return err
+	}
+	s := m.Decode.Spec
+	reqs := len(s.Batch.Requests)
+	if len(m.Cuts) != reqs {
+		return badLen("cuts", len(m.Cuts), "%d (one per request of decode.spec.batch.requests)", reqs)
+	}
+	span := s.Table.MaxBlocks * s.Cache.BlockSize
+	for r, c := range m.Cuts {
+		if c < 0 || c > span {
+			return badValue(fmt.Sprintf("cuts[%d]", r), c, "a position in 0..%d (max_blocks %d × block_size %d: a row attends at most that many tokens)", span, s.Table.MaxBlocks, s.Cache.BlockSize)
+		}
+	}
+	return nil
+}
+
 // Validate checks a slot case: format, dtype, K and V of 256 values each (validated by inputs),
 // signs, recipes of known kinds, and bit flips inside the slot.
 func (c *SlotCase) Validate() error {
@@ -682,6 +706,8 @@ func validateRecipe(prop string, raw []byte) error {
 		v = &GPUPrefillCase{}
 	case PropNameMNMDecode, PropNameMNMPrefill, PropNameMNMStore, PropNameMNMReduce:
 		v = &MustNotMatterCase{}
+	case PropNameIsoDecode:
+		v = &IsolationCase{}
 	default:
 		return fmt.Errorf("property %s: no reader of its case", prop)
 	}

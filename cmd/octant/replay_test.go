@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/fuzz"
 	"github.com/octant-kv/octant/harness"
 )
@@ -102,12 +103,14 @@ func TestReplayBadFiles(t *testing.T) {
 }
 
 // TestReplaySaysWhatRan: an ok line says what ran: the oracle alone for a GPU reproducer without
-// --lib, the library's implementations with it.
+// --lib, the library's implementations with it; an isolation reproducer (property iso-decode)
+// replays the same way, on every decode tier of the library.
 func TestReplaySaysWhatRan(t *testing.T) {
 	store := "../../corpus/regressions/store/gpu-store-0ee9818235bc.json"
 	slot := "../../corpus/regressions/slot/example-roundtrip.json"
-	code, out, errs := runCLI("replay", store, slot)
-	want := "ok   " + store + " (oracle only: no --lib)\nok   " + slot + " (oracle)\nreplay: 2 ok, 0 failing, 0 unreadable\n"
+	iso := "../../corpus/regressions/decode/iso-decode-89c41f295741.json"
+	code, out, errs := runCLI("replay", store, slot, iso)
+	want := "ok   " + store + " (oracle only: no --lib)\nok   " + slot + " (oracle)\nok   " + iso + " (oracle only: no --lib)\nreplay: 3 ok, 0 failing, 0 unreadable\n"
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stdout\n%s\nstderr %s\nexpected exit 0 and\n%s", code, out, errs, want)
 	}
@@ -115,9 +118,37 @@ func TestReplaySaysWhatRan(t *testing.T) {
 	if lib == "" {
 		t.Skip("OCTANT_LIB not set: the line with a library is not checked")
 	}
-	code, out, errs = runCLI("replay", "--lib", lib, store)
-	if code != 0 || !strings.Contains(out, "ok   "+store+" (oracle; the library's store: portable on "+lib+")\n") {
+	l, err := harness.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impls, err := harness.Impls(l, arch.Decode)
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tiers []string
+	for _, im := range impls {
+		tiers = append(tiers, im.Name)
+	}
+	code, out, errs = runCLI("replay", "--lib", lib, store, iso)
+	if code != 0 || !strings.Contains(out, "ok   "+store+" (oracle; the library's store: portable on "+lib+")\n") ||
+		!strings.Contains(out, "ok   "+iso+" (oracle; tiers "+strings.Join(tiers, ", ")+" on "+lib+")\n") {
 		t.Errorf("with --lib: exit %d, stdout\n%s\nstderr %s", code, out, errs)
+	}
+}
+
+// TestReplayIsolationFieldError: an isolation reproducer with a cut out of its range is a file
+// error naming the field, its value and what was expected (exit 2), never a failing case.
+func TestReplayIsolationFieldError(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeReproducer(t, dir, "iso-cut.json", "decode/iso-decode-89c41f295741.json", `"cuts": [
+      14,`, `"cuts": [
+      -3,`)
+	code, out, errs := runCLI("replay", bad)
+	if want := "octant replay: " + bad + ": case.cuts[0] = -3, expected a position in 0..128 (max_blocks 8 × block_size 16"; code != 2 || !strings.Contains(errs, want) ||
+		!strings.HasSuffix(out, "replay: 0 ok, 0 failing, 1 unreadable\n") {
+		t.Errorf("exit %d (expected 2), stdout:\n%s\nstderr:\n%s\nexpected stderr to say %q", code, out, errs, want)
 	}
 }
 
