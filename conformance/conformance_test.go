@@ -237,6 +237,7 @@ func TestQualityWarningsInVerdict(t *testing.T) {
 	c := &Certificate{Arch: "sm_90", Mode: ModeRuntime, Cases: []CaseResult{
 		{Path: "decode/mma/k3v4/seed1", Status: harness.QualityWarning, RelL2: 0.76, BoundErr: 0.5, Judged: 10, Message: "fp16 output"},
 		{Path: "decode/mma/k3v4/seed2", Status: harness.QualityWarning, RelL2: 0.03, BoundErr: 0.25, Judged: 10},
+		{Path: "decode/mma/k3v4/seed4", Status: harness.Pass, RelL2: math.NaN()},
 		{Path: "decode/portable/k3v4/seed3", Status: harness.Pass, RelL2: 0.004, BoundErr: 0.1, Judged: 10}},
 		Evidence: []Evidence{{Op: arch.Decode, Tier: "mma", How: HowRan}, {Op: arch.Decode, Tier: "portable", How: HowRan}}}
 	c.Finish()
@@ -246,7 +247,7 @@ func TestQualityWarningsInVerdict(t *testing.T) {
 	}
 	r := c.Report()
 	for _, w := range []string{"# Octave KV conformance: sm_90 (runtime) — **" + want, "## Accuracy: against the declared profile and against exact attention",
-		"| decode/mma | 2 | 0.5 | 0.76 | 0.76 | 2 | 2 | 0 |", "| decode/portable | 1 | 0.1 | 0.004 | 0.004 | 0 | 0 | 0 |"} {
+		"| decode/mma | 3 | 1 | 0.5 | 0.76 | 0.76 | 2 | 2 | 0 |", "| decode/portable | 1 | 0 | 0.1 | 0.004 | 0.004 | 0 | 0 | 0 |"} {
 		if !strings.Contains(r, w) {
 			t.Errorf("report.md lacks %q:\n%s", w, r)
 		}

@@ -271,7 +271,7 @@ func (c *DecodeCall) judge(l *Lib, im Impl) Verdict {
 	}
 	if exact == nil {
 		if _, ratio := res.Check(got); ratio <= 1 && nearModel(res, got, ratio) {
-			v.Ratio, v.Judged = ratio, len(got)
+			v.Ratio, v.Judged = ratio, held(res, nil)
 			return v
 		}
 		exact = c.exact() // judged in full: a failure also reports its distance from exact attention
@@ -320,15 +320,13 @@ func (c *DecodeCall) checkPadding(raw []uint16, got []float64) error {
 func judgeAttention(v Verdict, p oracle.Profile, dt Dtype, res *oracle.ProfileResult, got, exact []float64, judged []bool, name func(int) string, boundWhy string) Verdict {
 	worst, ratio := res.Check(got)
 	v.Ratio = ratio
-	for j := range got {
-		if judged == nil || judged[j] {
-			v.Judged++
-		}
-	}
+	v.Judged = held(res, judged)
 	idx := claimed(res, got, judged, ratio)
 	g, e, m, b := pick(got, idx), pick(exact, idx), pick(res.Model, idx), pick(res.Bound, idx)
-	v.RelL2 = oracle.RelL2(g, e)
-	v.ModelRelL2 = oracle.RelL2(m, e)
+	if len(idx) > 0 {
+		v.RelL2 = oracle.RelL2(g, e)
+		v.ModelRelL2 = oracle.RelL2(m, e)
+	}
 	if ratio > 1 {
 		where := "within"
 		if !(v.RelL2 < oracle.ContractRelL2) {
@@ -337,8 +335,8 @@ func judgeAttention(v Verdict, p oracle.Profile, dt Dtype, res *oracle.ProfileRe
 		return v.failf("(profile %s): %s = %.9g, model %.9g ± bound %.3g: |error| %.3g is %.3g × the bound (bound: %s); relative L2 from exact attention %.3g, %s the contract's %g",
 			p, name(worst), got[worst], res.Model[worst], res.Bound[worst], math.Abs(got[worst]-res.Model[worst]), ratio, boundWhy, v.RelL2, where, oracle.ContractRelL2)
 	}
-	if v.RelL2 < oracle.ContractRelL2 {
-		return v
+	if len(idx) == 0 || v.RelL2 < oracle.ContractRelL2 {
+		return v // no element with a claim: no distance to measure (RelL2 NaN, Judged 0)
 	}
 	v.Status = QualityWarning
 	whose := "the profile's own arithmetic misses the contract on this input"
@@ -376,6 +374,20 @@ func claimed(res *oracle.ProfileResult, got []float64, judged []bool, ratio floa
 		idx = append(idx, j)
 	}
 	return idx
+}
+
+// held counts the elements judged (every one when judged is nil) whose bound is a finite number:
+// the elements the profile makes a claim about. Where the profile's own arithmetic overflows (an
+// fp16 query or P' out of range) or the cache holds non-finite scales, its bound is +Inf and the
+// element is not held to anything.
+func held(res *oracle.ProfileResult, judged []bool) int {
+	n := 0
+	for j, b := range res.Bound {
+		if (judged == nil || judged[j]) && !math.IsInf(b, 0) && !math.IsNaN(b) {
+			n++
+		}
+	}
+	return n
 }
 
 // pick is x at the indices idx.

@@ -61,8 +61,10 @@ type Verdict struct {
 	// Ratio is the worst |error| / bound over the judged elements (0 for a bit-exact op, or when
 	// nothing was judged); +Inf or NaN for a non-finite output where a finite one was due.
 	Ratio float64
-	// Judged counts the elements held to a bound (store: the slots written). 0 means there was
-	// nothing to compare (every row padding, an empty call): Ratio 0 then says nothing.
+	// Judged counts the elements held to a finite bound (store: the slots written; decode and
+	// prefill: not the elements whose profile bound is +Inf, where the profile's own arithmetic
+	// overflows). 0 means nothing was compared (every row padding, an empty call, or a profile
+	// that makes no claim about this input): Ratio 0 then says nothing.
 	Judged int
 	// Explained counts the judged elements accepted by a rule other than bit identity (store:
 	// slots that differ from the oracle's by a tie or rounding docs/format.md §10 explains).

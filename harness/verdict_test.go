@@ -69,8 +69,14 @@ func TestJudgeAttentionRules(t *testing.T) {
 	}
 	// The contract distance skips elements with no claim (+Inf bound): 99 at element 3 above.
 	v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileDot4Int8Q, F16, res, []float64{1, 2, 3, 99}, exact, nil, name, "test")
-	if v.RelL2 != 0 || v.Judged != 4 {
-		t.Errorf("no-claim element: rel L2 %g over %d judged, expected 0 over 4", v.RelL2, v.Judged)
+	if v.RelL2 != 0 || v.Judged != 3 {
+		t.Errorf("no-claim element: rel L2 %g over %d judged, expected 0 over 3 (an element with an infinite bound is held to nothing)", v.RelL2, v.Judged)
+	}
+	// A profile that makes no claim about any element (its own arithmetic overflows) judges
+	// nothing: no element counted, no distance measured (not a distance of 0).
+	none := &oracle.ProfileResult{Model: []float64{1, 2}, Bound: []float64{math.Inf(1), math.Inf(1)}}
+	if v := judgeAttention(newVerdict(arch.Decode, im), oracle.ProfileWMMAF16Q, F16, none, []float64{5, 6}, []float64{1, 2}, nil, name, "test"); v.Status != Pass || v.Judged != 0 || !math.IsNaN(v.RelL2) {
+		t.Errorf("no claim at all: %v, judged %d, rel L2 %g; expected Pass over 0 elements with no distance (NaN)", v.Status, v.Judged, v.RelL2)
 	}
 }
 
