@@ -121,6 +121,21 @@ func drawGPUDecodeCase(d draw, o DecodeOptions) *GPUDecodeCase {
 			opts, budget = gpuDecodeLongOptions, gpuDecodeLongCost
 		}
 	}
+	return drawGPUDecodeCall(d, opts, budget)
+}
+
+// gpuDecodeSmallCases draws FuzzDecode's small calls alone (gpuDecodeSmallOptions, cost up to
+// gpuDecodeSmallCost): what drawGPUDecodeCase draws in all but a few percent of its cases, for a
+// -short form whose time does not depend on drawing a large call.
+func gpuDecodeSmallCases() *rapid.Generator[*GPUDecodeCase] {
+	return rapid.Custom(func(t *rapid.T) *GPUDecodeCase {
+		return drawGPUDecodeCall(rapidDraw{t}, gpuDecodeSmallOptions, gpuDecodeSmallCost)
+	})
+}
+
+// drawGPUDecodeCall draws a call from opts with cost up to budget (a costlier draw is drawn
+// again) and its launch parameters.
+func drawGPUDecodeCall(d draw, opts DecodeOptions, budget int) *GPUDecodeCase {
 	s := drawDecodeSpec(d, opts)
 	for mergeCost(s) > budget {
 		s = drawDecodeSpec(d, opts)

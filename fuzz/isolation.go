@@ -273,8 +273,20 @@ func readersOf(in *oracle.DecodeInput, iso Isolation, r int) string {
 // query_group raised to 2..4 in three draws of four (siblings then share a workgroup), a cut per
 // request among its rows' klens, and a poison seed.
 func isolationCases() *rapid.Generator[*IsolationCase] {
+	return isolationCasesOf(GPUDecodeCases(GPUDecodeOptions))
+}
+
+// isolationSmallCases draws IsolationCases over FuzzDecode's small calls alone
+// (gpuDecodeSmallCases): TestIsolationDecode's -short form, whose time on the CPU emulator then
+// stays within seconds whatever rapid's seed (a large call there takes tens of seconds).
+func isolationSmallCases() *rapid.Generator[*IsolationCase] {
+	return isolationCasesOf(gpuDecodeSmallCases())
+}
+
+// isolationCasesOf draws IsolationCases around the decode calls of calls.
+func isolationCasesOf(calls *rapid.Generator[*GPUDecodeCase]) *rapid.Generator[*IsolationCase] {
 	return rapid.Custom(func(t *rapid.T) *IsolationCase {
-		c := GPUDecodeCases(GPUDecodeOptions).Draw(t, "case")
+		c := calls.Draw(t, "case")
 		if c.QueryGroup == 1 && rapid.IntRange(0, 3).Draw(t, "share_workgroup") != 0 {
 			c.QueryGroup = rapid.IntRange(2, 4).Draw(t, "iso_query_group")
 		}
@@ -337,12 +349,22 @@ func loadIsolation(raw json.RawMessage) (arch.Op, func(*harness.Lib) error, erro
 // every tier that does not declare coupled rows, and pass their judgement on every tier. A failure
 // records the case (its recipe with its digest, cuts and poison seed) as a reproducer under
 // corpus/regressions/decode and ends with its replay command, as the other GPU properties do.
-func PropIsolationDecode(t *rapid.T) {
-	l := mnmLib(t)
-	m := isolationCases().Draw(t, "iso")
-	if _, err := checkIsolationCase(l, m); err != nil {
-		m.record()
-		failLib(t, PropNameIsoDecode, l, m, err)
+func PropIsolationDecode(t *rapid.T) { isolationProp(isolationCases())(t) }
+
+// PropIsolationDecodeSmall is PropIsolationDecode over FuzzDecode's small calls alone
+// (isolationSmallCases): TestIsolationDecode's -short form, judged on every tier the same way.
+func PropIsolationDecodeSmall(t *rapid.T) { isolationProp(isolationSmallCases())(t) }
+
+// isolationProp is the isolation property over the cases of gen, on $OCTANT_LIB or the oracle
+// alone; a failure records its reproducer.
+func isolationProp(gen *rapid.Generator[*IsolationCase]) func(*rapid.T) {
+	return func(t *rapid.T) {
+		l := mnmLib(t)
+		m := gen.Draw(t, "iso")
+		if _, err := checkIsolationCase(l, m); err != nil {
+			m.record()
+			failLib(t, PropNameIsoDecode, l, m, err)
+		}
 	}
 }
 

@@ -18,18 +18,57 @@ import (
 
 // TestIsolationDecode runs the per-row isolation property (PropIsolationDecode) on every decode
 // tier of $OCTANT_LIB, or on the oracle alone (whose model reads each row's own tokens only) when
-// it is not set, and says which.
+// it is not set, and says which. Under -short it draws FuzzDecode's small calls alone
+// (PropIsolationDecodeSmall): a large call takes tens of seconds on the CPU emulator, and the
+// full mix draws one (about 3% of its cases) in about half of the 20-case -short runs.
 func TestIsolationDecode(t *testing.T) {
 	if l, err := harness.Env(); errors.Is(err, harness.ErrNoLib) {
 		t.Logf("%s not set: the oracle alone", harness.LibEnv)
 	} else if err == nil {
 		t.Logf("tiers %v of %s", l.TierNames(), l.Path)
 	}
-	rapid.Check(t, Counted(PropNameIsoDecode, PropIsolationDecode))
+	prop := PropIsolationDecode
+	if testing.Short() {
+		prop = PropIsolationDecodeSmall
+		t.Log("-short: FuzzDecode's small calls alone")
+	}
+	rapid.Check(t, Counted(PropNameIsoDecode, prop))
 }
 
 // FuzzIsolation is the isolation property as a fuzz target (skips without $OCTANT_LIB).
 func FuzzIsolation(f *testing.F) { gpuFuzz(f, PropIsolationDecode) }
+
+// TestIsolationSmallCases: the -short form's cases are FuzzDecode's small calls (at most 4
+// requests of at most 1024 tokens, 2 KV heads, cost up to gpuDecodeSmallCost), query_group raised
+// as in the full mix, and still ask something often enough.
+func TestIsolationSmallCases(t *testing.T) {
+	const n = 200
+	asks := 0
+	for i := 0; i < n; i++ {
+		m := isolationSmallCases().Example(i)
+		s := m.Decode.Spec
+		if c := mergeCost(s); c > gpuDecodeSmallCost || len(s.Batch.Requests) > 4 || s.Cache.NumKVHeads > 2 || s.KVMax() > 1024 {
+			t.Fatalf("example %d: cost %d, %d requests, %d KV heads, longest klen %d: expected a small call (cost ≤ %d, ≤ 4 requests, ≤ 2 KV heads, ≤ 1024 tokens)",
+				i, c, len(s.Batch.Requests), s.Cache.NumKVHeads, s.KVMax(), gpuDecodeSmallCost)
+		}
+		if err := m.Validate(); err != nil {
+			t.Fatalf("example %d: %v", i, err)
+		}
+		c, err := m.Decode.Call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, iso, err := Poison(c.(*harness.DecodeCall), m.Cuts, m.Seed); err != nil {
+			t.Fatal(err)
+		} else if iso.Siblings > 0 {
+			asks++
+		}
+	}
+	t.Logf("%d of %d small cases compare a row beside one that reads the poison", asks, n)
+	if asks < n/5 {
+		t.Errorf("only %d of %d small isolation cases ask something: expected at least %d", asks, n, n/5)
+	}
+}
 
 // TestIsolationReproducer: an isolation case that fails is written as the other GPU properties'
 // cases are (recordFailure: <dir>/decode/iso-decode-<hash>.json, target lib, its decode recipe
