@@ -124,9 +124,9 @@ gpu-bins:
 # Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
 # the oracle, through a kernel library named by OCTANT_LIB.
 #   make gpu-test   the full grids on a GPU (OCTANT_LIB defaults to build/liboctave_cuda.so: make cuda)
-#   make emu-test   the fuzz targets' seed corpora and the regression corpus, the GPU and
-#                   must-not-matter properties (-short), then the -short grids, on the CPU
-#                   emulator (builds build/liboctave_emu.so)
+#   make emu-test   the fuzz targets' seed corpora and the regression corpus, the GPU,
+#                   must-not-matter and isolation properties (-short), then the -short grids, on
+#                   the CPU emulator (builds build/liboctave_emu.so)
 OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
 gpu-test: $(GOTEST_BIN)
@@ -136,9 +136,11 @@ gpu-test: $(GOTEST_BIN)
 emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so \
   $(KBUILD)/variants/liboctave_emu_vt128.so $(GOTEST_BIN)
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
-	@# the GPU properties (TestGPU*) and the must-not-matter properties (TestMustNotMatter*), their
-	@# -short form (20 cases each), on every tier the emulator library lists: about 2 minutes on 2 cores
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -run '^(TestGPU|TestMustNotMatter|TestSkipContract)' ./fuzz/
+	@# the GPU properties (TestGPU*), the must-not-matter properties (TestMustNotMatter*) and the
+	@# isolation property with its reproducer and mask-by-zero fixture (TestIsolation*), their -short
+	@# form (20 cases each), on every tier the emulator library lists: about 3 minutes on 2 cores
+	@# (TestIsolation* about 50 s of it)
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -run '^(TestGPU|TestMustNotMatter|TestSkipContract|TestIsolation)' ./fuzz/
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/
 	@# the mma decode's variants (mk/kernels.mk), on their tier alone: fp16 K with per-warp passes of 16,
 	@# fp16 K with the quad kernel, int8 K (the default) with the 8-warp kernel and per-warp passes of 16,

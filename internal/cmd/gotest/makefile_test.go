@@ -46,8 +46,9 @@ func recipe(t *testing.T, target string) string {
 
 // TestMakeTestRecipes: make test ends on gotest -total over every go test run of its steps; the
 // steps and make conform call bin/octant, never go run (whose "exit status 1" doubles every
-// failing exit); the ISA table goes to build/isa.log; make emu-test runs the GPU and the
-// must-not-matter properties (-short) on the emulator library, every tier (no OCTANT_TIERS).
+// failing exit); the ISA table goes to build/isa.log; make emu-test runs the GPU, the
+// must-not-matter and the isolation properties (-short) on the emulator library, every tier (no
+// OCTANT_TIERS).
 func TestMakeTestRecipes(t *testing.T) {
 	test := recipe(t, "test")
 	if !regexp.MustCompile(`test-steps GOTEST_SUMMARY=\$\(abspath \$\(TEST_SUMMARY\)\); rc=\$\$\?;\s+\$\(GOTEST_BIN\) -total \$\(TEST_SUMMARY\) -exit \$\$rc -since \$\$start -label "make test"$`).MatchString(test) {
@@ -72,9 +73,9 @@ func TestMakeTestRecipes(t *testing.T) {
 		t.Errorf("make test's steps do not run make emu-test:\n%s", steps)
 	}
 	emu := recipe(t, "emu-test")
-	gpu := regexp.MustCompile(`(?m)^OCTANT_LIB=\$\(abspath \$\(KBUILD\)/liboctave_emu\.so\) \$\(GOTEST\) -short -count=1 -run '\^\(TestGPU\|TestMustNotMatter\|TestSkipContract\)' \./fuzz/$`)
+	gpu := regexp.MustCompile(`(?m)^OCTANT_LIB=\$\(abspath \$\(KBUILD\)/liboctave_emu\.so\) \$\(GOTEST\) -short -count=1 -run '\^\(TestGPU\|TestMustNotMatter\|TestSkipContract\|TestIsolation\)' \./fuzz/$`)
 	if !gpu.MatchString(emu) {
-		t.Errorf("make emu-test does not run TestGPU*, TestMustNotMatter* and TestSkipContract* (-short) on the emulator library:\n%s", emu)
+		t.Errorf("make emu-test does not run TestGPU*, TestMustNotMatter*, TestSkipContract* and TestIsolation* (-short) on the emulator library:\n%s", emu)
 	}
 	if isa := recipe(t, "isa-log"); !strings.Contains(isa, "isa >$(KBUILD)/isa.log") {
 		t.Errorf("isa-log does not send make isa's output to build/isa.log:\n%s", isa)
