@@ -10,8 +10,11 @@ import (
 	"time"
 )
 
-// FuzzTargets are the GPU fuzz targets of ./fuzz the fuzz phase runs, in this order.
-var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce", "FuzzPrefill"}
+// FuzzTargets are the GPU fuzz targets of ./fuzz the fuzz phase runs, in this order: each op's
+// property, then per-row isolation (FuzzIsolation: the slots between sibling rows' klens
+// poisoned), which kills a decode that reads past a row's klen into its arithmetic where every
+// output stays within its bound. TestFuzzTargetsAreTheGPUTargets checks the list against ./fuzz.
+var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce", "FuzzPrefill", "FuzzIsolation"}
 
 // opTests are the kernel tests of each op: the grid runs them first for a mutant of that op (the
 // order changes when a mutant dies, not whether), then the rest. Each selects longFirst too (go

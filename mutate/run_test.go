@@ -3,6 +3,8 @@ package mutate
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +57,7 @@ printf '\026=== RUN   FuzzX\nfuzz: elapsed: 0s, execs: 7 (7/sec)\n\026--- PASS: 
 		{true, "killed by grid: TestReduce/pad"},
 		{false, "SURVIVED"},
 		{false, "build failed: make emu-mutant MUTANT=3"},
-		{false, "NO EVIDENCE: no test passed (7 skipped)"},
+		{false, "NO EVIDENCE: no test passed (8 skipped)"},
 		{false, "ERROR: grid: "},
 		{true, "passes"},
 	} {
@@ -63,8 +65,8 @@ printf '\026=== RUN   FuzzX\nfuzz: elapsed: 0s, execs: 7 (7/sec)\n\026--- PASS: 
 			t.Errorf("row %d (mutant %d): OK %v, verdict %q; want %v, %q", i, r.ID, r.OK(), r.Verdict(), want.ok, want.verdict)
 		}
 	}
-	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 5*7 || rows[5].Fuzz == nil {
-		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 5 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[5].Fuzz)
+	if rows[0].Fuzz != nil || rows[1].Fuzz == nil || rows[1].Fuzz.Cases != 6*7 || rows[5].Fuzz == nil {
+		t.Errorf("fuzz phase: killed mutant %+v, survivor %+v, unmutated %+v; want none, 7 execs for each of the 6 targets, run", rows[0].Fuzz, rows[1].Fuzz, rows[5].Fuzz)
 	}
 	if rows[0].Grid.Message != "reduce_test.go:9: padding row written" {
 		t.Errorf("the kill's message: %q", rows[0].Grid.Message)
@@ -80,7 +82,7 @@ printf '\026=== RUN   FuzzX\nfuzz: elapsed: 0s, execs: 7 (7/sec)\n\026--- PASS: 
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| 1 | OCT_MUT_REDUCE_PAD | grid: TestReduce/pad |", "| 2 | OCT_MUT_DECODE_X | **survived** |", "| 0 | unmutated | passes (must) |",
-		"| 4 | OCT_MUT_DECODE_SKIPPED | **no evidence** (no test passed (7 skipped)) |", "| 5 | OCT_MUT_DECODE_NOSTART | **error** (grid: ",
+		"| 4 | OCT_MUT_DECODE_SKIPPED | **no evidence** (no test passed (8 skipped)) |", "| 5 | OCT_MUT_DECODE_NOSTART | **error** (grid: ",
 		"Killed 1 of 5 mutants", "1 with an error (a phase could not run), 1 with no evidence (no test passed)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("kill-matrix.md lacks %q:\n%s", want, md)
@@ -96,7 +98,7 @@ func TestPlan(t *testing.T) {
 	cfg := Config{Kind: "emu", Budget: 75 * time.Second, Out: "build/mutate", Conventional: true, Jobs: 4}
 	got := Plan(cfg, Select(ms, nil))
 	for _, want := range []string{"3 emu libraries (2 mutants and the unmutated build), built 4 at a time",
-		"the -short kernel grid", "the 5 GPU fuzz targets for 15s each", "the conventional suite", "build/mutate/kill-matrix.md"} {
+		"the -short kernel grid", "the 6 GPU fuzz targets for 15s each", "the conventional suite", "build/mutate/kill-matrix.md"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("plan %q lacks %q", got, want)
 		}
@@ -114,5 +116,35 @@ func TestVerdictUnmutatedConventional(t *testing.T) {
 	r := &Row{Mutant: Unmutated, Build: "ok", Grid: KillResult{Passed: 3}, Conventional: &KillResult{Killed: true, By: "TestConventionalDecode"}}
 	if r.OK() || r.Verdict() != "FAIL: the unmutated build fails conventional: TestConventionalDecode" {
 		t.Errorf("OK %v, verdict %q", r.OK(), r.Verdict())
+	}
+}
+
+// TestFuzzTargetsAreTheGPUTargets: FuzzTargets names every GPU fuzz target of ./fuzz (a Fuzz
+// function whose body is gpuFuzz: it runs on $OCTANT_LIB), the isolation property's FuzzIsolation
+// among them, and nothing else, each once.
+func TestFuzzTargetsAreTheGPUTargets(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "fuzz", "*_test.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files of ../fuzz: %v", err)
+	}
+	gpu := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)\s*\{\s*gpuFuzz\(`)
+	var found []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range gpu.FindAllStringSubmatch(string(b), -1) {
+			found = append(found, m[1])
+		}
+	}
+	if !slices.Contains(found, "FuzzIsolation") {
+		t.Errorf("../fuzz has no GPU fuzz target FuzzIsolation (found %v): the pattern no longer reads its test files", found)
+	}
+	got := slices.Clone(FuzzTargets)
+	slices.Sort(got)
+	slices.Sort(found)
+	if !slices.Equal(got, found) || len(slices.Compact(slices.Clone(got))) != len(got) {
+		t.Errorf("FuzzTargets %v, expected the GPU fuzz targets of ../fuzz, each once: %v", FuzzTargets, found)
 	}
 }
