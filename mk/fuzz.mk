@@ -39,7 +39,7 @@ fuzz:
 	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $(FUZZ_PKG); \
 	done
 
-GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill
+GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill FuzzIsolation
 .PHONY: fuzz-gpu
 fuzz-gpu:
 	@lib=$(abspath $(or $(OCTANT_LIB),build/liboctave_cuda.so)); test -f "$$lib" || { echo "fuzz-gpu: no kernel library at $$lib (make cuda, or set OCTANT_LIB)" >&2; exit 2; }; \
