@@ -252,9 +252,8 @@ func (r *mmaRunner) check(t *testing.T, form int, probs []*mmaProblem) {
 				exp, abs := mmaWant(p, form, m, n)
 				ok := got[m][n] == exp
 				if !ok && r.hw && form == mmaF32F16 {
-					const u = 0x1p-24
 					g, e := float64(math.Float32frombits(got[m][n])), float64(math.Float32frombits(exp))
-					if math.Abs(g-e) <= 16*u/(1-16*u)*abs*(1+1e-12) {
+					if math.Abs(g-e) <= matrixSumTol(abs) {
 						ok = true
 						differ++
 					}

@@ -140,9 +140,8 @@ func wgClose(hw bool, got, exp uint32, abs float64) (ok, differ bool) {
 	if !hw {
 		return false, false
 	}
-	const u = 0x1p-24
 	g, e := float64(math.Float32frombits(got)), float64(math.Float32frombits(exp))
-	ok = math.Abs(g-e) <= 16*u/(1-16*u)*abs*(1+1e-12)
+	ok = math.Abs(g-e) <= matrixSumTol(abs)
 	return ok, ok
 }
 

@@ -232,6 +232,16 @@ func sameBits(form int, got, exp uint32) bool {
 	return got == exp
 }
 
+// matrixSumTol is how far a matrix instruction's fp32 result may be from the exact sum of its
+// terms under what the profiles' bounds assume of the hardware (the WMMA, mma.sync and wgmma
+// tiers alike): at most 16 correctly rounded fp32 additions, γ_16 = 16u/(1−16u) of the terms'
+// absolute sum abs (u = 2^-24), with a relative slack of 1e-12 for the float64 arithmetic that
+// evaluates it.
+func matrixSumTol(abs float64) float64 {
+	const u = 0x1p-24
+	return 16 * u / (1 - 16*u) * abs * (1 + 1e-12)
+}
+
 // withinHardware: the gfx1100 instruction's result may differ from the model's by what the
 // wmma-f16q bound assumes of it: at most 16 correctly rounded fp32 additions of the 17 terms
 // (γ_16 of their absolute sum), plus, for the f16 result, its rounding to f16. Specials must match.
@@ -247,12 +257,11 @@ func withinHardware(p *wmmaProblem, form, m, n int, got uint32) bool {
 	if math.IsNaN(exact) || math.IsInf(exact, 0) || math.IsNaN(g) || math.IsInf(g, 0) {
 		return math.IsNaN(exact) && math.IsNaN(g) || exact == g
 	}
-	const u = 0x1p-24
-	tol := 16 * u / (1 - 16*u) * abs
+	tol := matrixSumTol(abs)
 	if form == wmmaF16F16 {
-		tol += 0x1p-11*(math.Abs(exact)+tol) + 0x1p-25
+		tol = (tol + 0x1p-11*(math.Abs(exact)+tol) + 0x1p-25) * (1 + 1e-12)
 	}
-	return math.Abs(g-exact) <= tol*(1+1e-12)
+	return math.Abs(g-exact) <= tol
 }
 
 // ---- the binding -------------------------------------------------------------------------------
