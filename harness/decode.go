@@ -455,7 +455,7 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 	qk := bufs.Input("q_to_klen", kernels.Int32Bytes(in.QToKlen))
 	outTok := hq*d + c.OutPad
 	out := bufs.Output("out", 2*nq*outTok, 0xFF)
-	ws := l.ops().WorkspaceBytes(nq, hq, c.NumSplits, c.PartialStride)
+	ws := l.Runner().WorkspaceBytes(nq, hq, c.NumSplits, c.PartialStride)
 	if want := uint64(nq * hq * c.NumSplits * c.pstride() * 4); ws != want {
 		return nil, fmt.Errorf("octave_decode_workspace_bytes(%d, %d, %d, %d) = %d, expected num_q·Hq·num_splits·partial_stride·4 = %d", nq, hq, c.NumSplits, c.PartialStride, ws, want)
 	}
@@ -476,7 +476,7 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 		NumSplits: int32(c.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
 		KSigns: kernels.SignWords(in.KSigns.Words()), VSigns: kernels.SignWords(in.VSigns.Words())}
 	op := "decode (tier " + tier.Name + ")"
-	if err := l.finish(bufs, op, l.ops().Decode(a)); err != nil {
+	if err := l.finish(bufs, op, l.Runner().Decode(a)); err != nil {
 		return nil, err
 	}
 	return outputRows(out, op, nq, hq*d, outTok)

@@ -41,8 +41,8 @@ type Kernels interface {
 	WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64
 }
 
-// ops is what runs l's ops: Ops when set, else the device.
-func (l *Lib) ops() Kernels {
+// Runner is what runs l's ops: Ops when set, else the device.
+func (l *Lib) Runner() Kernels {
 	if l.Ops != nil {
 		return l.Ops
 	}

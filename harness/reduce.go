@@ -149,7 +149,7 @@ func (c *ReduceCall) runLib(l *Lib) ([]uint16, error) {
 	a := kernels.ReduceArgs{Out: out.Ptr, Partials: in.Ptr, PartialsBytes: uint64(len(pb)), OutStrideToken: int64(outTok), OutStrideHead: d,
 		Dtype: c.Dtype.Kernel(), HeadSize: d, NumQ: int32(c.NumQ), NumQHeads: int32(c.Heads), NumSplits: int32(c.Splits),
 		PartialStride: int32(c.PartialStride), VSigns: kernels.SignWords(c.VSigns.Words())}
-	if err := l.finish(bufs, "reduce", l.ops().Reduce(a)); err != nil {
+	if err := l.finish(bufs, "reduce", l.Runner().Reduce(a)); err != nil {
 		return nil, err
 	}
 	return outputRows(out, "reduce", c.NumQ, c.Heads*d, outTok)

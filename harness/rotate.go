@@ -133,7 +133,7 @@ func (c *RotateCall) runLib(l *Lib) ([]uint16, error) {
 	if c.Inverse {
 		a.Inverse = 1
 	}
-	if err := l.finish(bufs, "rotate", l.ops().Rotate(a)); err != nil {
+	if err := l.finish(bufs, "rotate", l.Runner().Rotate(a)); err != nil {
 		return nil, err
 	}
 	out, err := buf.ReadAll()

@@ -132,7 +132,7 @@ func (c *StoreCall) runLib(l *Lib) ([]byte, error) {
 	if c.HostMap && len(c.Mapping) > 0 {
 		a.SlotMappingHost = &c.Mapping[0]
 	}
-	if err := l.finish(bufs, "cache_store", l.ops().Store(a)); err != nil {
+	if err := l.finish(bufs, "cache_store", l.Runner().Store(a)); err != nil {
 		return nil, err
 	}
 	return cb.ReadAll()

@@ -61,16 +61,8 @@ func Zeros(l *harness.Lib, tier string) (*harness.Lib, error) {
 		return nil, err
 	}
 	v := *l
-	v.Ops = &zeros{Kernels: opsOf(l), dev: l.Dev, tier: l.Tiers[i].Tier}
+	v.Ops = &zeros{Kernels: l.Runner(), dev: l.Dev, tier: l.Tiers[i].Tier}
 	return &v, nil
-}
-
-// opsOf is what runs l's ops now: its Ops, or its device.
-func opsOf(l *harness.Lib) harness.Kernels {
-	if l.Ops != nil {
-		return l.Ops
-	}
-	return l.Dev
 }
 
 func tierIndex(l *harness.Lib, tier string) (int, error) {
