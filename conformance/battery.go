@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/octant-kv/octant/arch"
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 )
 
 // Unit is one (op, tier) of the battery: every case of it is the seeded recipe of the op
-// (fuzz.SeededRecipe) judged by the harness on that tier alone.
+// (cases.SeededRecipe) judged by the harness on that tier alone.
 type Unit struct {
 	Op   arch.Op
 	Tier string
@@ -51,10 +51,10 @@ func Units(reqs []arch.Requirement) []Unit {
 func (u Unit) String() string { return string(u.Op) + "/" + u.Tier }
 
 // property is the fuzz property whose reproducer replays a case of the op.
-var property = map[arch.Op]string{arch.Store: fuzz.PropNameGPUStore, arch.Rotate: fuzz.PropNameGPURotate, arch.Decode: fuzz.PropNameGPUDecode,
-	arch.Reduce: fuzz.PropNameGPUReduce, arch.Prefill: fuzz.PropNameGPUPrefill}
+var property = map[arch.Op]string{arch.Store: cases.PropNameGPUStore, arch.Rotate: cases.PropNameGPURotate, arch.Decode: cases.PropNameGPUDecode,
+	arch.Reduce: cases.PropNameGPUReduce, arch.Prefill: cases.PropNameGPUPrefill}
 
-// Run draws case seed of the unit (fuzz.SeededRecipe), judges it on the unit's tier of l
+// Run draws case seed of the unit (cases.SeededRecipe), judges it on the unit's tier of l
 // (harness.Check) and returns the case's result, named op/tier/<recipe path>/seed<N>. A failing
 // case is written as a reproducer under regressions/ in outDir (when set) and carries its replay
 // command.
@@ -62,7 +62,7 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 	t0 := time.Now()
 	r := CaseResult{Path: fmt.Sprintf("%s/seed%d", u, seed)}
 	finish := func() CaseResult { r.Seconds = time.Since(t0).Seconds(); return r }
-	recipe, err := fuzz.SeededRecipe(u.Op, seed)
+	recipe, err := cases.SeededRecipe(u.Op, seed)
 	if err == nil {
 		r.Path = fmt.Sprintf("%s/%s/seed%d", u, recipe.Path(), seed)
 	}
@@ -85,8 +85,8 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 		r.Message = v.Err.Error()
 	}
 	if v.Status == harness.Fail {
-		if d, ok := recipe.(*fuzz.GPUDecodeCase); ok {
-			d.Digest = fuzz.Digest(call.(*harness.DecodeCall).In) // the reproducer notices if the generators change under it
+		if d, ok := recipe.(*cases.GPUDecodeCase); ok {
+			d.Digest = cases.Digest(call.(*harness.DecodeCall).In) // the reproducer notices if the generators change under it
 		}
 		r.Replay = reproducer(l, u, recipe, v.Err, outDir)
 	}
@@ -95,11 +95,11 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 
 // reproducer writes the failing case as a reproducer and returns its replay command ("" when it
 // could not be written: the message says why).
-func reproducer(l *harness.Lib, u Unit, recipe fuzz.Recipe, err error, dir string) string {
+func reproducer(l *harness.Lib, u Unit, recipe cases.Recipe, err error, dir string) string {
 	if dir == "" {
 		return ""
 	}
-	r, rerr := fuzz.NewReproducer(property[u.Op], recipe, "fail", err.Error())
+	r, rerr := cases.NewReproducer(property[u.Op], recipe, "fail", err.Error())
 	if rerr != nil {
 		return "(no reproducer: " + rerr.Error() + ")"
 	}

@@ -35,7 +35,7 @@ type Certificate struct {
 	Runtime    string `json:"runtime,omitempty"` // runtime and driver as the library reports them
 	Date       string `json:"date"`
 	Command    string `json:"command"`
-	CaseGen    string `json:"case_generator,omitempty"` // fuzz.CaseGenVersion: what the seeds mean
+	CaseGen    string `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
 	// KernelSources is the SHA-256 of the suite tree's kernel sources with comments stripped
 	// (provenance.KernelSourceDigest of csrc): what a library built from this tree was built from.
 	// A committed certificate whose digest, ABI or case generator no longer match the tree is

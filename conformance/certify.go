@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/octant-kv/octant/arch"
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/kernels"
@@ -24,7 +24,7 @@ type Suite struct {
 func newCertificate(s Suite, mode string, a arch.Arch) *Certificate {
 	commit, dirty := provenance.SuiteCommit()
 	c := &Certificate{Schema: SchemaVersion, Suite: s.Version, Commit: commit, Dirty: dirty, Mode: mode, Arch: a.Name,
-		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, CaseGen: fuzz.CaseGenVersion, Missing: a.Missing()}
+		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, CaseGen: cases.CaseGenVersion, Missing: a.Missing()}
 	if root, err := provenance.ModuleRoot(); err == nil {
 		c.KernelSources, _ = provenance.KernelSourceDigest(filepath.Join(root, "csrc"))
 	}

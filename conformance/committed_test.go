@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/kernels"
 )
@@ -38,8 +38,8 @@ func TestCommittedCertificatesCurrent(t *testing.T) {
 		if c.KernelSources != digest {
 			t.Errorf("%s: kernel sources %q, the tree's are %s: stale (the kernels changed since it was made); regenerate it", f, c.KernelSources, digest)
 		}
-		if c.CaseGen != fuzz.CaseGenVersion {
-			t.Errorf("%s: case generator %q, the tree's is %q: stale; regenerate it", f, c.CaseGen, fuzz.CaseGenVersion)
+		if c.CaseGen != cases.CaseGenVersion {
+			t.Errorf("%s: case generator %q, the tree's is %q: stale; regenerate it", f, c.CaseGen, cases.CaseGenVersion)
 		}
 		if c.Mode != ModeStatic && c.ABI != kernels.ABIVersion {
 			t.Errorf("%s: ABI %d, the tree's is %d: stale; regenerate it", f, c.ABI, kernels.ABIVersion)

@@ -1,67 +1,11 @@
-// Package fuzz generates Octave KV cases and checks properties of the oracle on them, as rapid
-// tests and as `go test -fuzz` targets; a failing case becomes a reproducer file that replays with
-// one command (generators → case → oracle and the judges of package harness → compare; every
-// failure goes to the corpus with a one-line reproduction).
-//
-// # Generators
-//
-// Every generator is a [pgregory.net/rapid] generator, so it composes with rapid's own
-// (rapid.Custom, rapid.Map, Generator.Filter) and shrinks: a failure is reported on the smallest
-// case rapid finds. Small choices (sizes, kinds, lengths, the maps and the block table) are rapid
-// draws; bulk content (the 256 values of a vector, every slot of a cache) is a recipe — a kind,
-// a few parameters and a seed — that Build expands deterministically with a PCG stream. So a case
-// stays cheap to draw, shrinks towards simple recipes, and serializes to a few hundred bytes.
-//
-// Values ([Values], [Vectors], [ValueSpecs]; [ValueSpec.Build]) are head-size float32 vectors
-// exactly representable in the chosen [Dtype] (fp16 or bf16), by kind: gaussian, outliers,
-// rope-heavy (dims 0..63 large), tiny, fp16-subnormal, huge (group RMS around the fp16 scale
-// overflow of docs/format.md §10, 4.7e4–5.8e4, and beyond), zero, constant, spike, hadamard-row
-// (Unrotate of a one-hot vector: all energy in one rotated coordinate, for the signs and block the
-// vector will be rotated with — pass them in [VecContext]), head-scale (a scale per head from
-// 2^-16..2^15) and extremes (the dtype's max finite, min normal and min subnormal values).
-// Non-finite values (NaN, ±inf) come only from [NonFiniteValues]: their expectation differs (a
-// group holding one must decode to zero, docs/format.md §10 rule 4), so they are never mixed into
-// [Values].
-//
-// Signs ([SignSpecs], [SignPairs]) are the default pattern, none or every dim negated, or random
-// words; K and V independently. Lengths ([Lengths], [QueryLens], [Splits]) reach
-// [KlenBoundaries] (0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129), block-size multiples ±1, the
-// ends of their range (sequences up to 2^17), decode, MTP runs and 128-token chunks, split counts
-// 1..1024 with one token per split and more splits than tokens; most draws stay small so cases
-// are cheap. [GQAGroups], [SMScales] and [BlockSizes] draw the rest of a call's parameters.
-//
-// Batches ([Batches], [BatchOptions]) are valid request metadata; [BuilderMaps] turns one into
-// the query maps of docs/contract.md §4 (oracle.BuildQueryMaps) and [WildMaps] into maps no builder
-// produces (interleaved requests, non-monotone or out-of-range klen, padding in the middle,
-// negative and out-of-range requests). [BlockTables] shuffle physical blocks, share leading
-// blocks between requests (prefix caching), put invalid ids inside a request's blocks and
-// garbage past its last one. [CacheShapes] give both layouts (LBHNC, LBNHC) with padded strides;
-// [BuildCache] fills a cache: quantized values in live slots (random pad bytes, as the store
-// leaves them), stale garbage ([Garbage]) elsewhere, random bytes between slots.
-// [SlotMappings] draws a store's slot_mapping.
-//
-// [DecodeSpecs] combines all of these into whole decode calls ([DecodeSpec], JSON, rebuilt by
-// [DecodeSpec.Build] into an oracle.DecodeInput; [Digest] fingerprints the result), and
-// [Geometries] draws split geometries (portable, WMMA, random). GPU targets draw a DecodeSpec,
-// build it once, run every tier on it and compare with the oracle.
-//
-// A property is an ordinary rapid property:
-//
-//	func TestMine(t *testing.T) {
-//		rapid.Check(t, func(t *rapid.T) {
-//			s := fuzz.DecodeSpecs(fuzz.DecodeOptions{}).Draw(t, "call")
-//			in, err := s.Build()
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			// … run something on in and compare with oracle.ExactDecode(in) …
-//		})
-//	}
+// Package fuzz runs the properties of Octave KV cases as rapid tests and as `go test -fuzz`
+// targets: it draws cases from package cases, judges the GPU ones with package harness, and turns
+// a failure into a reproducer file (cases.Reproducer) that replays with one command.
 //
 // # Properties and targets
 //
-// [Properties] lists the oracle-only properties, each written once as a func(*rapid.T) and
-// exposed as TestX (rapid.Check) and FuzzX (rapid.MakeFuzz: the fuzzer's bytes become rapid's
+// The oracle-only properties of the registry ([cases.Properties]), each written here once as a func(*rapid.T),
+// are exposed as TestX (rapid.Check) and FuzzX (rapid.MakeFuzz: the fuzzer's bytes become rapid's
 // choices):
 //
 //   - [PropSlotRoundTrip] (TestSlotRoundTrip, FuzzSlotRoundTrip): quantize → slot bytes →
@@ -92,9 +36,9 @@
 //
 // # The GPU targets
 //
-// [GPUProperties] are the GPU targets FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce and
-// FuzzPrefill (and their rapid forms TestGPUStore, …): each draws a [Recipe] ([GPUStoreCases],
-// [GPURotateCases], [GPUDecodeCases], [GPUReduceCases], [GPUPrefillCases]), builds its call and
+// [cases.GPUProperties] are the GPU targets FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce and
+// FuzzPrefill (and their rapid forms TestGPUStore, …): each draws a [cases.Recipe] ([cases.GPUStoreCases],
+// [cases.GPURotateCases], [cases.GPUDecodeCases], [cases.GPUReduceCases], [cases.GPUPrefillCases]), builds its call and
 // hands it to the one judge, package harness (harness.CheckAll: every implementation of the op in
 // $OCTANT_LIB, each judged under its declared numeric profile with a derived bound that a failure
 // states, padding rows exactly zero, canaries, inputs and gaps intact, the same bits twice). This
@@ -105,41 +49,4 @@
 //
 //	OCTANT_LIB=build/liboctave_emu.so go test ./fuzz -run TestGPUDecode -rapid.checks=50
 //	make fuzz-gpu FUZZTIME=2m                          # on the GPU machine (make cuda first)
-//
-// # Seeded cases
-//
-// [SeededRecipe] draws the recipe of one call from (op, seed) alone, through the same draw
-// functions fed by a PCG stream instead of rapid (whose choice encoding may change between
-// versions). It is what `octant conform` certifies; [CaseGenVersion] names it and is recorded in
-// every certificate, and TestSeededRecipesPinned holds its output.
-//
-// A GPU failure writes its reproducer under corpus/regressions/<op>/ with target "lib"; its
-// message ends with `go run ./cmd/octant replay --lib <library> <file>` ($OCTANT_REPLAY_CMD
-// replaces the command on a machine without Go). [ReplayLib] runs it on a library; [Replay] and
-// `octant replay` without --lib run the oracle's side alone. The file format is
-// harness.Reproducer.
-//
-// # Reproducers
-//
-// When a property fails, it writes a reproducer (harness.Reproducer) to the one regression corpus,
-// corpus/regressions/<op>/<property>-<hash>.json (rapid's own fail files are turned off by the
-// package's TestMain: one corpus, not two)
-// (or to $OCTANT_REGRESSIONS; "off" writes none): the op, the property, the case in JSON — concrete
-// inputs where small (slot values as dtype bits, query-map arrays), recipes and seeds with a
-// [Digest] where not (a merge case's cache and query) — and the verdict with the failure message.
-// While rapid shrinks, each smaller failure replaces the previous file, so the smallest remains.
-// The failure message ends with the command that replays the file from the repository root:
-//
-//	go run ./cmd/octant replay corpus/regressions/merge/merge-partials-3f2a….json
-//
-// [Replay] rebuilds the case and re-runs the property against the oracle: nil when it holds (the
-// bug is fixed; example files pass), else the failure. Before anything runs, [ParseReproducer]
-// checks the file: a known property, every field of its case in its range (the case types'
-// Validate methods: an error names the field, its value and what was expected) and its call
-// built; a reproducer whose digest no longer matches what the generators build is refused rather
-// than silently testing something else. Such a refusal is a *harness.ReproducerError, apart from a
-// failure (`octant replay` counts it unreadable, exit 2). FuzzReadReproducer fuzzes that reader
-// over arbitrary bytes, FuzzReproducerFields over every field of the committed and generated
-// reproducers set to any value.
-// TestReplayRegressions replays every file under corpus/regressions on every go test.
 package fuzz

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
-	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
 
@@ -32,14 +32,14 @@ func skipWithoutLib(tb testing.TB) {
 
 func TestGPUStore(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(PropNameGPUStore, PropGPUStore))
+	rapid.Check(t, Counted(cases.PropNameGPUStore, PropGPUStore))
 }
 func TestGPURotate(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(PropNameGPURotate, PropGPURotate))
+	rapid.Check(t, Counted(cases.PropNameGPURotate, PropGPURotate))
 }
 
-// TestGPUDecode judges -rapid.checks decode cases (GPUDecodeCases(GPUDecodeOptions)) on every
+// TestGPUDecode judges -rapid.checks decode cases (GPUDecodeCases(GPUDecodeOptions())) on every
 // decode tier, $OCTANT_DECODE_WORKERS of them (one per processor) at once (pipeline.go: rapid draws, a pool of
 // workers builds and judges). A failing case is then judged again under rapid.Check alone from the
 // seed rapid drew it with (subtest "recheck"), so rapid shrinks it and reports it as usual.
@@ -64,8 +64,8 @@ func TestGPUDecode(t *testing.T) {
 		}
 	}()
 	err = withRapidFlags(map[string]string{"seed": fmt.Sprint(base)}, func() {
-		rapid.Check(t, Counted(PropNameGPUDecode, func(rt *rapid.T) {
-			p.submit(GPUDecodeCases(GPUDecodeOptions).Draw(rt, "case"))
+		rapid.Check(t, Counted(cases.PropNameGPUDecode, func(rt *rapid.T) {
+			p.submit(cases.GPUDecodeCases(cases.GPUDecodeOptions()).Draw(rt, "case"))
 		}))
 	})
 	fails := p.wait()
@@ -85,12 +85,12 @@ func TestGPUDecode(t *testing.T) {
 	// alone from the seed it drew the case with, which shrinks it.
 	f := fails[0]
 	if f.j.call != nil {
-		f.c.record(f.j.call) // its digest: a replay then tells a changed generator from a fixed kernel
+		f.c.Record(f.j.call) // its digest: a replay then tells a changed generator from a fixed kernel
 	}
-	path, werr := recordFailure(PropNameGPUDecode, f.c, f.failure(), l)
+	path, werr := recordFailure(cases.PropNameGPUDecode, f.c, f.failure(), l)
 	seed := rapidCheckSeed(base, f.index)
 	t.Errorf("%d of %d cases failed; the first, case %d (rapid seed %d):\n%s\nIt is judged again under rapid alone from that seed, which shrinks it (subtest recheck).",
-		len(fails), p.n, f.index, seed, failureMessage(PropNameGPUDecode, f.failure(), path, werr, l))
+		len(fails), p.n, f.index, seed, failureMessage(cases.PropNameGPUDecode, f.failure(), path, werr, l))
 	checks := "1"
 	if testing.Short() {
 		checks = "5" // rapid runs a fifth of -rapid.checks under -short
@@ -127,11 +127,11 @@ func callTimes(before, after map[string]time.Duration) string {
 }
 func TestGPUReduce(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(PropNameGPUReduce, PropGPUReduce))
+	rapid.Check(t, Counted(cases.PropNameGPUReduce, PropGPUReduce))
 }
 func TestGPUPrefill(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(PropNameGPUPrefill, PropGPUPrefill))
+	rapid.Check(t, Counted(cases.PropNameGPUPrefill, PropGPUPrefill))
 }
 
 func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
@@ -150,62 +150,35 @@ func FuzzPrefill(f *testing.F) { gpuFuzz(f, PropGPUPrefill) }
 // by default: CI time.
 func oracleOnly[C any, P interface {
 	*C
-	Recipe
+	cases.Recipe
 }](t *testing.T, name string, gen *rapid.Generator[P]) {
 	rapid.Check(t, func(rt *rapid.T) { checkRecipe(rt, name, nil, gen.Draw(rt, "case")) })
 }
 
-func TestOracleStore(t *testing.T)  { oracleOnly(t, PropNameGPUStore, GPUStoreCases()) }
-func TestOracleRotate(t *testing.T) { oracleOnly(t, PropNameGPURotate, GPURotateCases()) }
-func TestOracleReduce(t *testing.T) { oracleOnly(t, PropNameGPUReduce, GPUReduceCases()) }
+func TestOracleStore(t *testing.T)  { oracleOnly(t, cases.PropNameGPUStore, cases.GPUStoreCases()) }
+func TestOracleRotate(t *testing.T) { oracleOnly(t, cases.PropNameGPURotate, cases.GPURotateCases()) }
+func TestOracleReduce(t *testing.T) { oracleOnly(t, cases.PropNameGPUReduce, cases.GPUReduceCases()) }
 func TestOracleDecode(t *testing.T) {
-	oracleOnly(t, PropNameGPUDecode, GPUDecodeCases(GPUDecodeOptions))
+	oracleOnly(t, cases.PropNameGPUDecode, cases.GPUDecodeCases(cases.GPUDecodeOptions()))
 }
-func TestOraclePrefill(t *testing.T) { oracleOnly(t, PropNameGPUPrefill, GPUPrefillCases()) }
-
-// TestRotateReference: the rotation every rotate judgement expects (oracle.Rotate, behind
-// harness.RotateCall.Want) equals docs/format.md §3 read independently (refRotate), in float32
-// bit for bit, on the rotate target's inputs.
-func TestRotateReference(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		c := GPURotateCases().Draw(rt, "case")
-		call, err := c.Call()
-		if err != nil {
-			rt.Fatal(err)
-		}
-		rc := call.(*harness.RotateCall)
-		sh, st := 256+c.HeadGap, c.Heads*(256+c.HeadGap)+c.RowGap
-		row := make([]float32, 256)
-		for tk := 0; tk < c.Rows; tk++ {
-			for h := 0; h < c.Heads; h++ {
-				for j := range row {
-					row[j] = c.Dtype.FromBits(rc.X[tk*st+h*sh+j])
-				}
-				y, ref := oracle.Rotate(row, rc.Signs, c.block()), refRotate(row, rc.Signs, c.block())
-				for j := range y {
-					if !sameF32(y[j], ref[j]) {
-						rt.Fatalf("oracle.Rotate row %d head %d dim %d = %g, docs/format.md §3 read independently gives %g", tk, h, j, y[j], ref[j])
-					}
-				}
-			}
-		}
-	})
+func TestOraclePrefill(t *testing.T) {
+	oracleOnly(t, cases.PropNameGPUPrefill, cases.GPUPrefillCases())
 }
 
 // The must-not-matter properties (mustnotmatter.go), each through mustNotMatterTest: on every tier
 // of $OCTANT_LIB when it is set, else on the oracle alone (its models read only what the contract
 // lets them), saying so.
 func TestMustNotMatterDecode(t *testing.T) {
-	mustNotMatterTest(t, PropNameMNMDecode, PropMustNotMatterDecode)
+	mustNotMatterTest(t, cases.PropNameMNMDecode, PropMustNotMatterDecode)
 }
 func TestMustNotMatterPrefill(t *testing.T) {
-	mustNotMatterTest(t, PropNameMNMPrefill, PropMustNotMatterPrefill)
+	mustNotMatterTest(t, cases.PropNameMNMPrefill, PropMustNotMatterPrefill)
 }
 func TestMustNotMatterStore(t *testing.T) {
-	mustNotMatterTest(t, PropNameMNMStore, PropMustNotMatterStore)
+	mustNotMatterTest(t, cases.PropNameMNMStore, PropMustNotMatterStore)
 }
 func TestMustNotMatterReduce(t *testing.T) {
-	mustNotMatterTest(t, PropNameMNMReduce, PropMustNotMatterReduce)
+	mustNotMatterTest(t, cases.PropNameMNMReduce, PropMustNotMatterReduce)
 }
 
 // mustNotMatterTest runs a must-not-matter property as subtest "library" on every tier of

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
@@ -32,24 +33,24 @@ func TestIsolationDecode(t *testing.T) {
 		prop = PropIsolationDecodeSmall
 		t.Log("-short: FuzzDecode's small calls alone")
 	}
-	rapid.Check(t, Counted(PropNameIsoDecode, prop))
+	rapid.Check(t, Counted(cases.PropNameIsoDecode, prop))
 }
 
 // FuzzIsolation is the isolation property as a fuzz target (skips without $OCTANT_LIB).
 func FuzzIsolation(f *testing.F) { gpuFuzz(f, PropIsolationDecode) }
 
 // TestIsolationSmallCases: the -short form's cases are FuzzDecode's small calls (at most 4
-// requests of at most 1024 tokens, 2 KV heads, cost up to gpuDecodeSmallCost), query_group raised
+// requests of at most 1024 tokens, 2 KV heads, cost up to GpuDecodeSmallCost), query_group raised
 // as in the full mix, and still ask something often enough.
 func TestIsolationSmallCases(t *testing.T) {
 	const n = 200
 	asks := 0
 	for i := 0; i < n; i++ {
-		m := isolationSmallCases().Example(i)
+		m := cases.IsolationSmallCases().Example(i)
 		s := m.Decode.Spec
-		if c := mergeCost(s); c > gpuDecodeSmallCost || len(s.Batch.Requests) > 4 || s.Cache.NumKVHeads > 2 || s.KVMax() > 1024 {
+		if c := cases.MergeCost(s); c > cases.GpuDecodeSmallCost || len(s.Batch.Requests) > 4 || s.Cache.NumKVHeads > 2 || s.KVMax() > 1024 {
 			t.Fatalf("example %d: cost %d, %d requests, %d KV heads, longest klen %d: expected a small call (cost ≤ %d, ≤ 4 requests, ≤ 2 KV heads, ≤ 1024 tokens)",
-				i, c, len(s.Batch.Requests), s.Cache.NumKVHeads, s.KVMax(), gpuDecodeSmallCost)
+				i, c, len(s.Batch.Requests), s.Cache.NumKVHeads, s.KVMax(), cases.GpuDecodeSmallCost)
 		}
 		if err := m.Validate(); err != nil {
 			t.Fatalf("example %d: %v", i, err)
@@ -58,7 +59,7 @@ func TestIsolationSmallCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, iso, err := Poison(c.(*harness.DecodeCall), m.Cuts, m.Seed); err != nil {
+		if _, iso, err := cases.Poison(c.(*harness.DecodeCall), m.Cuts, m.Seed); err != nil {
 			t.Fatal(err)
 		} else if iso.Siblings > 0 {
 			asks++
@@ -77,61 +78,61 @@ func TestIsolationSmallCases(t *testing.T) {
 // tier of $OCTANT_LIB when it is set, where a correct library passes it.
 func TestIsolationReproducer(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(harness.RegressionsEnv, dir)
+	t.Setenv(cases.RegressionsEnv, dir)
 	l, err := harness.Env()
 	if err != nil && !errors.Is(err, harness.ErrNoLib) {
 		t.Fatal(err)
 	}
-	var m *IsolationCase
+	var m *cases.IsolationCase
 	for i := 0; m == nil; i++ {
 		if i == 50 {
 			t.Fatal("no isolation case in 50 examples compares a row beside one that reads the poison")
 		}
-		c := isolationCases().Example(i)
+		c := cases.IsolationCases().Example(i)
 		call, err := c.Decode.Call()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, iso, err := Poison(call.(*harness.DecodeCall), c.Cuts, c.Seed); err == nil && iso.Siblings > 0 {
+		if _, iso, err := cases.Poison(call.(*harness.DecodeCall), c.Cuts, c.Seed); err == nil && iso.Siblings > 0 {
 			m = c
 		}
 	}
-	m.record()
+	m.Record()
 	if m.Decode.Digest == "" {
 		t.Fatal("the recorded case has no digest")
 	}
 	fail := errors.New("synthetic failure")
-	path, err := recordFailure(PropNameIsoDecode, m, fail, l)
+	path, err := recordFailure(cases.PropNameIsoDecode, m, fail, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(path) != filepath.Join(dir, "decode") || !strings.HasPrefix(filepath.Base(path), PropNameIsoDecode+"-") {
-		t.Fatalf("reproducer written to %s, expected %s/decode/%s-<hash>.json", path, dir, PropNameIsoDecode)
+	if filepath.Dir(path) != filepath.Join(dir, "decode") || !strings.HasPrefix(filepath.Base(path), cases.PropNameIsoDecode+"-") {
+		t.Fatalf("reproducer written to %s, expected %s/decode/%s-<hash>.json", path, dir, cases.PropNameIsoDecode)
 	}
 	lib := ""
 	if l != nil {
 		lib = " --lib " + l.Path
 	}
-	msg := failureMessage(PropNameIsoDecode, fail, path, nil, l)
-	if lines := strings.Split(msg, "\n"); lines[len(lines)-1] != "replay: "+harness.ReplayCmd()+lib+" "+harness.DisplayPath(path) {
+	msg := failureMessage(cases.PropNameIsoDecode, fail, path, nil, l)
+	if lines := strings.Split(msg, "\n"); lines[len(lines)-1] != "replay: "+cases.ReplayCmd()+lib+" "+cases.DisplayPath(path) {
 		t.Fatalf("failure message does not end with the replay command: %q", msg)
 	}
-	r, err := harness.ReadReproducer(path)
+	r, err := cases.ReadReproducer(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Op != "decode" || r.Property != PropNameIsoDecode || r.Target != harness.TargetLib || r.Verdict.Status != harness.StatusFail || r.Verdict.Message != fail.Error() {
+	if r.Op != "decode" || r.Property != cases.PropNameIsoDecode || r.Target != cases.TargetLib || r.Verdict.Status != cases.StatusFail || r.Verdict.Message != fail.Error() {
 		t.Fatalf("reproducer fields: op %q, property %q, target %q, verdict %+v", r.Op, r.Property, r.Target, r.Verdict)
 	}
-	var back IsolationCase
-	if err := harness.DecodeCase(r.Case, &back); err != nil {
+	var back cases.IsolationCase
+	if err := cases.DecodeCase(r.Case, &back); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := json.Marshal(m)
 	if got, _ := json.Marshal(&back); string(got) != string(want) {
 		t.Fatalf("the case read back differs from the one written:\n%s\n%s", got, want)
 	}
-	x, err := LoadReproducer(path)
+	x, err := cases.LoadReproducer(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestIsolationReproducer(t *testing.T) {
 	if got, want := x.Ran(l), fmt.Sprintf("oracle; tiers %s on %s", strings.Join(names, ", "), l.Path); got != want {
 		t.Errorf("Ran = %q, expected %q", got, want)
 	}
-	if err := ReplayLib(path, l); err != nil {
+	if err := cases.ReplayLib(path, l); err != nil {
 		t.Fatalf("replayed on tiers %v of %s: %v", names, l.Path, err)
 	}
 	t.Logf("replayed on the oracle alone and on tiers %v of %s", names, l.Path)
@@ -169,13 +170,13 @@ func TestIsolationAsks(t *testing.T) {
 	const n = 200
 	asks, poisoned := 0, 0
 	for i := 0; i < n; i++ {
-		m := isolationCases().Example(i)
+		m := cases.IsolationCases().Example(i)
 		c, err := m.Decode.Call()
 		if err != nil {
 			t.Fatalf("example %d: %v", i, err)
 		}
 		d := c.(*harness.DecodeCall)
-		b, iso, err := Poison(d, m.Cuts, m.Seed)
+		b, iso, err := cases.Poison(d, m.Cuts, m.Seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,19 +358,19 @@ func testMaskByZero(t *testing.T, lowBit bool) {
 	// The message of a failure the bit comparison reports (CheckIsolation).
 	const byBits = "with the clean cache and"
 	for i := 0; i < 100; i++ {
-		m := isolationCases().Example(i)
+		m := cases.IsolationCases().Example(i)
 		c, err := m.Decode.Call()
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := c.(*harness.DecodeCall)
-		if _, iso, _ := Poison(d, m.Cuts, m.Seed); iso.Siblings == 0 {
+		if _, iso, _ := cases.Poison(d, m.Cuts, m.Seed); iso.Siblings == 0 {
 			continue
 		}
 		if err := harness.FirstFailure(harness.CheckAll(&bad, d)); err != nil {
 			t.Fatalf("example %d: the clean call fails on the fixture: %v", i, err)
 		}
-		_, err = checkIsolationCase(&bad, m)
+		_, err = cases.CheckIsolationCase(&bad, m)
 		if err == nil || lowBit && !strings.Contains(err.Error(), byBits) {
 			continue // no sibling's tokens past the cut were non-finite, or the bound saw the flipped bit
 		}
@@ -377,34 +378,34 @@ func testMaskByZero(t *testing.T, lowBit bool) {
 			t.Fatalf("example %d: the isolation property fails, but not on the fixture's tier: %v", i, err)
 		}
 		t.Logf("example %d: %v", i, err)
-		if _, err := checkIsolationCase(l, m); err != nil {
+		if _, err := cases.CheckIsolationCase(l, m); err != nil {
 			t.Fatalf("example %d: the real library fails too: %v", i, err)
 		}
 		// The same failure through its reproducer, written as PropIsolationDecode writes it: read
 		// back and replayed, it fails again on the fixture (on its tier, by the same judge) and
 		// passes on the real library and on the oracle alone.
-		t.Setenv(harness.RegressionsEnv, t.TempDir())
-		m.record()
-		path, werr := recordFailure(PropNameIsoDecode, m, err, &bad)
+		t.Setenv(cases.RegressionsEnv, t.TempDir())
+		m.Record()
+		path, werr := recordFailure(cases.PropNameIsoDecode, m, err, &bad)
 		if werr != nil {
 			t.Fatal(werr)
 		}
-		rerr := ReplayLib(path, &bad)
+		rerr := cases.ReplayLib(path, &bad)
 		if rerr == nil {
 			t.Fatalf("example %d: its reproducer replays on the fixture without failing", i)
 		}
-		msg := strings.TrimPrefix(rerr.Error(), path+": "+PropNameIsoDecode+": ")
+		msg := strings.TrimPrefix(rerr.Error(), path+": "+cases.PropNameIsoDecode+": ")
 		if msg == rerr.Error() || !strings.HasPrefix(msg, "portable: ") && !strings.Contains(msg, "fails: portable: ") || lowBit && !strings.Contains(msg, byBits) {
 			t.Fatalf("example %d: its reproducer's replay on the fixture gave %v\nexpected the path, the property and the fixture's tier, as the property's own check:\n%v", i, rerr, err)
 		}
-		var re *harness.ReproducerError
+		var re *cases.ReproducerError
 		if errors.As(rerr, &re) {
 			t.Fatalf("example %d: the replay's failure is a file error: %v", i, rerr)
 		}
-		if err := ReplayLib(path, l); err != nil {
+		if err := cases.ReplayLib(path, l); err != nil {
 			t.Fatalf("example %d: its reproducer fails on the real library: %v", i, err)
 		}
-		if err := Replay(path); err != nil {
+		if err := cases.Replay(path); err != nil {
 			t.Fatalf("example %d: its reproducer fails on the oracle alone: %v", i, err)
 		}
 		return

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 )
 
@@ -48,7 +49,7 @@ func decodeWorkers() (int, error) {
 // pipeFailure is a case of the pipeline that failed: its index in rapid's order, and its verdict.
 type pipeFailure struct {
 	index int
-	c     *GPUDecodeCase
+	c     *cases.GPUDecodeCase
 	j     judged
 }
 
@@ -64,7 +65,7 @@ type decodePipeline struct {
 
 type pipeJob struct {
 	index int
-	c     *GPUDecodeCase
+	c     *cases.GPUDecodeCase
 }
 
 func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
@@ -88,7 +89,7 @@ func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
 
 // judgeSafely is judgeRecipe with a panic (of the harness or the oracle: the judges turn their own
 // into verdicts) returned as the case's error instead of ending the test binary.
-func judgeSafely(l *harness.Lib, c *GPUDecodeCase) (j judged) {
+func judgeSafely(l *harness.Lib, c *cases.GPUDecodeCase) (j judged) {
 	defer func() {
 		if r := recover(); r != nil {
 			j = judged{err: fmt.Errorf("panic while building or judging the case: %v\n%s", r, debug.Stack())}
@@ -106,7 +107,7 @@ func (f pipeFailure) failure() error {
 }
 
 // submit queues c, waiting while every worker is busy and the queue is full. Not concurrent.
-func (p *decodePipeline) submit(c *GPUDecodeCase) {
+func (p *decodePipeline) submit(c *cases.GPUDecodeCase) {
 	p.jobs <- pipeJob{p.n, c}
 	p.n++
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/cases"
 	"pgregory.net/rapid"
 )
 
@@ -15,22 +16,22 @@ import (
 // `go test` replays too.
 
 func TestSlotRoundTrip(t *testing.T) {
-	rapid.Check(t, Counted(PropNameSlotRoundTrip, PropSlotRoundTrip))
+	rapid.Check(t, Counted(cases.PropNameSlotRoundTrip, PropSlotRoundTrip))
 }
 
 func FuzzSlotRoundTrip(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropSlotRoundTrip))) }
 
 func TestSlotAcceptance(t *testing.T) {
-	rapid.Check(t, Counted(PropNameSlotAcceptance, PropSlotAcceptance))
+	rapid.Check(t, Counted(cases.PropNameSlotAcceptance, PropSlotAcceptance))
 }
 
 func FuzzSlotAcceptance(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropSlotAcceptance))) }
 
-func TestQueryMaps(t *testing.T) { rapid.Check(t, Counted(PropNameQueryMaps, PropQueryMaps)) }
+func TestQueryMaps(t *testing.T) { rapid.Check(t, Counted(cases.PropNameQueryMaps, PropQueryMaps)) }
 
 func FuzzQueryMaps(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropQueryMaps))) }
 
-func TestMergePartials(t *testing.T) { rapid.Check(t, Counted(PropNameMerge, PropMergePartials)) }
+func TestMergePartials(t *testing.T) { rapid.Check(t, Counted(cases.PropNameMerge, PropMergePartials)) }
 
 func FuzzMergePartials(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropMergePartials))) }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 )
 
@@ -19,7 +20,7 @@ func TestReplayRegressions(t *testing.T) {
 	if err != nil && !errors.Is(err, harness.ErrNoLib) {
 		t.Fatal(err)
 	}
-	root, err := harness.ModuleRoot()
+	root, err := cases.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +33,8 @@ func TestReplayRegressions(t *testing.T) {
 		n++
 		rel, _ := filepath.Rel(root, path)
 		t.Run(rel, func(t *testing.T) {
-			if err := ReplayLib(path, lib); err != nil {
-				t.Errorf("%v\nreplay: %s %s", err, harness.ReplayCommand, rel)
+			if err := cases.ReplayLib(path, lib); err != nil {
+				t.Errorf("%v\nreplay: %s %s", err, cases.ReplayCommand, rel)
 			}
 		})
 		return nil
@@ -49,25 +50,25 @@ func TestReplayRegressions(t *testing.T) {
 // replay command, and Replay rebuilds each property's case.
 func TestReproducerRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(harness.RegressionsEnv, dir)
+	t.Setenv(cases.RegressionsEnv, dir)
 	for seed := 0; seed < 8; seed++ {
 		// One case of every property, each written as if it had failed, then replayed.
-		for _, p := range Properties() {
+		for _, p := range cases.Properties() {
 			var c any
 			switch p.Name {
-			case PropNameSlotRoundTrip:
-				c = SlotCases(SlotCaseOptions{}).Example(seed)
-			case PropNameSlotAcceptance:
-				c = SlotCases(SlotCaseOptions{Flips: 3}).Example(seed)
-			case PropNameQueryMaps:
-				c = QueryMapCases().Example(seed)
-			case PropNameMerge:
-				m := MergeCases().Example(seed)
+			case cases.PropNameSlotRoundTrip:
+				c = cases.SlotCases(cases.SlotCaseOptions{}).Example(seed)
+			case cases.PropNameSlotAcceptance:
+				c = cases.SlotCases(cases.SlotCaseOptions{Flips: 3}).Example(seed)
+			case cases.PropNameQueryMaps:
+				c = cases.QueryMapCases().Example(seed)
+			case cases.PropNameMerge:
+				m := cases.MergeCases().Example(seed)
 				in, err := m.Decode.Build()
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.Digest = Digest(in)
+				m.Digest = cases.Digest(in)
 				c = m
 			}
 			path, err := recordFailure(p.Name, c, errors.New("synthetic failure"), nil)
@@ -78,23 +79,23 @@ func TestReproducerRoundTrip(t *testing.T) {
 				t.Fatalf("reproducer written to %s, expected under %s", path, want)
 			}
 			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil, nil)
-			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+harness.ReplayCommand+" ") {
+			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+cases.ReplayCommand+" ") {
 				t.Fatalf("failure message does not end with the replay command: %q", msg)
 			}
-			r, err := harness.ReadReproducer(path)
+			r, err := cases.ReadReproducer(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Verdict.Status != "fail" || r.Verdict.Message != "synthetic failure" || r.Op != p.Op || r.Target != harness.TargetOracle {
+			if r.Verdict.Status != "fail" || r.Verdict.Message != "synthetic failure" || r.Op != p.Op || r.Target != cases.TargetOracle {
 				t.Fatalf("reproducer fields: %+v", r)
 			}
-			if err := Replay(path); err != nil {
+			if err := cases.Replay(path); err != nil {
 				t.Fatalf("replaying a passing case: %v", err)
 			}
 		}
 	}
 	// Only the last reproducer of each property survives.
-	for _, p := range Properties() {
+	for _, p := range cases.Properties() {
 		files, _ := filepath.Glob(filepath.Join(dir, p.Op, p.Name+"-*.json"))
 		if len(files) != 1 {
 			t.Errorf("%s: %d reproducer files left, expected only the last one: %v", p.Name, len(files), files)
@@ -107,9 +108,9 @@ func TestReproducerRoundTrip(t *testing.T) {
 // failing case.
 func TestReplayRefuses(t *testing.T) {
 	dir := t.TempDir()
-	m := MergeCases().Example(3)
+	m := cases.MergeCases().Example(3)
 	m.Digest = strings.Repeat("0", 64)
-	write := func(name string, r *harness.Reproducer) string {
+	write := func(name string, r *cases.Reproducer) string {
 		b, err := r.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -120,11 +121,11 @@ func TestReplayRefuses(t *testing.T) {
 		}
 		return p
 	}
-	r, err := NewReproducer(PropNameMerge, m, "fail", "x")
+	r, err := cases.NewReproducer(cases.PropNameMerge, m, "fail", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := NewReproducer(PropNameQueryMaps, &QueryMapCase{QSL: []int32{0, 1}, SeqLens: []int32{5}, NumTokens: 2}, "fail", "x")
+	q, err := cases.NewReproducer(cases.PropNameQueryMaps, &cases.QueryMapCase{QSL: []int32{0, 1}, SeqLens: []int32{5}, NumTokens: 2}, "fail", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,20 +137,20 @@ func TestReplayRefuses(t *testing.T) {
 	typo.Case = json.RawMessage(`{"qsl":[0,1],"seq_len":[5],"num_tokens":2}`)
 	for _, c := range []struct {
 		name, want string
-		r          *harness.Reproducer
+		r          *cases.Reproducer
 	}{
 		{"drift.json", "generators changed", r},
 		{"unknown.json", `property = "no-such-property", expected one of gpu-decode`, &unknown},
 		{"target.json", `target = "gfx1100/portable", expected "oracle" or "lib"`, &target},
 		{"typo.json", "unknown field", &typo},
 	} {
-		err := Replay(write(c.name, c.r))
-		var re *harness.ReproducerError
+		err := cases.Replay(write(c.name, c.r))
+		var re *cases.ReproducerError
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &re) {
-			t.Errorf("%s: Replay gave %v, expected a file error (*harness.ReproducerError) mentioning %q", c.name, err, c.want)
+			t.Errorf("%s: Replay gave %v, expected a file error (*cases.ReproducerError) mentioning %q", c.name, err, c.want)
 		}
 	}
-	if err := Replay(write("ok.json", q)); err != nil {
+	if err := cases.Replay(write("ok.json", q)); err != nil {
 		t.Errorf("a valid query-map case: %v", err)
 	}
 }
@@ -158,12 +159,12 @@ func TestReplayRefuses(t *testing.T) {
 // fill included) rebuilds to the same digest, and a changed recipe is refused.
 func TestDecodeDigestRoundTrip(t *testing.T) {
 	for i := 0; i < 40; i++ {
-		c := GPUDecodeCases(GPUDecodeOptions).Example(i)
+		c := cases.GPUDecodeCases(cases.GPUDecodeOptions()).Example(i)
 		call, err := c.Call()
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.record(call)
+		c.Record(call)
 		if _, err := c.Call(); err != nil {
 			t.Fatalf("case %d (tail %d, hostile %d): %v", i, c.TailLog2Scale, c.HostileSeed, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/cases"
 	"pgregory.net/rapid"
 )
 
@@ -55,7 +56,7 @@ func seed[C any](name string, holds func(c C) bool) fuzzSeed {
 }
 
 // padded reports whether some row attends to nothing and some row to something.
-func (s *DecodeSpec) padded() (some, all bool) {
+func padded(s *cases.DecodeSpec) (some, all bool) {
 	n := 0
 	for i := range s.Maps.QToReq {
 		if s.Klen(i) == 0 {
@@ -65,7 +66,7 @@ func (s *DecodeSpec) padded() (some, all bool) {
 	return n > 0 && n < len(s.Maps.QToReq), n == len(s.Maps.QToReq) && n > 0
 }
 
-func anyKind(kinds []ValueKind, of []ValueKind) bool {
+func anyKind(kinds []cases.ValueKind, of []cases.ValueKind) bool {
 	for _, k := range kinds {
 		if slices.Contains(of, k) {
 			return true
@@ -76,14 +77,14 @@ func anyKind(kinds []ValueKind, of []ValueKind) bool {
 
 func fuzzTargets() []fuzzTarget {
 	return []fuzzTarget{
-		{"FuzzDecode", func(t *rapid.T) any { return GPUDecodeCases(GPUDecodeOptions).Draw(t, "case") }, []fuzzSeed{
-			seed("large-call", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
-			seed("long-context", func(c *GPUDecodeCase) bool { return c.Spec.KVMax() == MaxSeqLen }),
-			seed("splits-1024", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
-			seed("more-splits-than-tokens", func(c *GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
-			seed("padding-rows", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return some }),
-			seed("all-padding", func(c *GPUDecodeCase) bool { _, all := c.Spec.padded(); return all }),
-			seed("klen-past-table", func(c *GPUDecodeCase) bool {
+		{"FuzzDecode", func(t *rapid.T) any { return cases.GPUDecodeCases(cases.GPUDecodeOptions()).Draw(t, "case") }, []fuzzSeed{
+			seed("large-call", func(c *cases.GPUDecodeCase) bool { return c.Spec.KVMax() > 1024 }),
+			seed("long-context", func(c *cases.GPUDecodeCase) bool { return c.Spec.KVMax() == cases.MaxSeqLen }),
+			seed("splits-1024", func(c *cases.GPUDecodeCase) bool { return c.Spec.NumSplits == 1024 }),
+			seed("more-splits-than-tokens", func(c *cases.GPUDecodeCase) bool { return c.Spec.NumSplits > c.Spec.KVMax() && c.Spec.KVMax() > 0 }),
+			seed("padding-rows", func(c *cases.GPUDecodeCase) bool { some, _ := padded(c.Spec); return some }),
+			seed("all-padding", func(c *cases.GPUDecodeCase) bool { _, all := padded(c.Spec); return all }),
+			seed("klen-past-table", func(c *cases.GPUDecodeCase) bool {
 				for _, k := range c.Spec.Maps.QToKlen {
 					if int(k) > c.Spec.Table.MaxBlocks*c.Spec.Cache.BlockSize {
 						return true
@@ -91,8 +92,8 @@ func fuzzTargets() []fuzzTarget {
 				}
 				return false
 			}),
-			seed("invalid-block-ids", func(c *GPUDecodeCase) bool { return c.Spec.Table.Invalid > 0 }),
-			seed("mtp-query-group-4", func(c *GPUDecodeCase) bool {
+			seed("invalid-block-ids", func(c *cases.GPUDecodeCase) bool { return c.Spec.Table.Invalid > 0 }),
+			seed("mtp-query-group-4", func(c *cases.GPUDecodeCase) bool {
 				if c.QueryGroup != 4 {
 					return false
 				}
@@ -103,96 +104,100 @@ func fuzzTargets() []fuzzTarget {
 				}
 				return false
 			}),
-			seed("fused-view-out-gap", func(c *GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
+			seed("fused-view-out-gap", func(c *cases.GPUDecodeCase) bool { return c.QueryPadHeads > 0 && c.OutPad > 0 }),
 			// The seeds of must-not-matter inputs hold them where they matter: a stale or hostile
 			// workspace under a padding row, which a kernel that skips the row leaves wrong (over a
 			// clean workspace it happens to be right, and a seed is the smallest case with its
 			// property: nothing it does not ask for).
-			seed("stale-workspace", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return c.StaleWorkspace && some }),
-			seed("g8", func(c *GPUDecodeCase) bool { return c.Spec.Group == 8 }),
-			seed("compact-bf16-lbnhc", func(c *GPUDecodeCase) bool {
-				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == LBNHC
+			seed("stale-workspace", func(c *cases.GPUDecodeCase) bool { some, _ := padded(c.Spec); return c.StaleWorkspace && some }),
+			seed("g8", func(c *cases.GPUDecodeCase) bool { return c.Spec.Group == 8 }),
+			seed("compact-bf16-lbnhc", func(c *cases.GPUDecodeCase) bool {
+				return c.Spec.Cache.Format == "octave_k3v3_compact" && c.Spec.Dtype == "bf16" && c.Spec.Cache.Layout == cases.LBNHC
 			}),
-			seed("bs128-padded-strides", func(c *GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
-			seed("hostile-fill", func(c *GPUDecodeCase) bool { some, _ := c.Spec.padded(); return c.HostileSeed != 0 && some }),
-			seed("mtp-tail-scaled", func(c *GPUDecodeCase) bool {
-				return c.TailLog2Scale != 0 && slices.ContainsFunc(c.Spec.Batch.Requests, func(r Request) bool { return r.QueryLen >= 2 && r.SeqLen > r.QueryLen })
+			seed("bs128-padded-strides", func(c *cases.GPUDecodeCase) bool { return c.Spec.Cache.BlockSize == 128 && c.Spec.Cache.Padded() }),
+			seed("hostile-fill", func(c *cases.GPUDecodeCase) bool { some, _ := padded(c.Spec); return c.HostileSeed != 0 && some }),
+			seed("mtp-tail-scaled", func(c *cases.GPUDecodeCase) bool {
+				return c.TailLog2Scale != 0 && slices.ContainsFunc(c.Spec.Batch.Requests, func(r cases.Request) bool { return r.QueryLen >= 2 && r.SeqLen > r.QueryLen })
 			}),
-			seed("random-signs", func(c *GPUDecodeCase) bool {
-				return !slices.Equal(c.Spec.Signs.K.Words, DefaultSignSpec.Words) && !slices.Equal(c.Spec.Signs.K.Words, c.Spec.Signs.V.Words)
+			seed("random-signs", func(c *cases.GPUDecodeCase) bool {
+				return !slices.Equal(c.Spec.Signs.K.Words, cases.DefaultSignSpec.Words) && !slices.Equal(c.Spec.Signs.K.Words, c.Spec.Signs.V.Words)
 			}),
 		}},
-		{"FuzzStore", func(t *rapid.T) any { return GPUStoreCases().Draw(t, "case") }, []fuzzSeed{
-			seed("block-size-1", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 1 }),
-			seed("block-size-7", func(c *GPUStoreCase) bool { return c.Cache.BlockSize == 7 }),
-			seed("skipped-tokens", func(c *GPUStoreCase) bool { return slices.ContainsFunc(c.Mapping, func(s int64) bool { return s < 0 }) }),
-			seed("non-finite-values", func(c *GPUStoreCase) bool { return anyKind(c.Kinds, NonFiniteKinds) }),
-			seed("host-map", func(c *GPUStoreCase) bool { return c.HostMap }),
-			seed("fused-qkv", func(c *GPUStoreCase) bool { return c.FusedQHeads > 0 }),
-			seed("lbnhc-padded", func(c *GPUStoreCase) bool { return c.Cache.Layout == LBNHC && c.Cache.Padded() }),
-			seed("many-tokens", func(c *GPUStoreCase) bool { return len(c.Mapping) > 200 }),
-			seed("hostile-fill", func(c *GPUStoreCase) bool { return c.HostileSeed != 0 && c.Rows > len(c.Mapping) }),
+		{"FuzzStore", func(t *rapid.T) any { return cases.GPUStoreCases().Draw(t, "case") }, []fuzzSeed{
+			seed("block-size-1", func(c *cases.GPUStoreCase) bool { return c.Cache.BlockSize == 1 }),
+			seed("block-size-7", func(c *cases.GPUStoreCase) bool { return c.Cache.BlockSize == 7 }),
+			seed("skipped-tokens", func(c *cases.GPUStoreCase) bool {
+				return slices.ContainsFunc(c.Mapping, func(s int64) bool { return s < 0 })
+			}),
+			seed("non-finite-values", func(c *cases.GPUStoreCase) bool { return anyKind(c.Kinds, cases.NonFiniteKinds) }),
+			seed("host-map", func(c *cases.GPUStoreCase) bool { return c.HostMap }),
+			seed("fused-qkv", func(c *cases.GPUStoreCase) bool { return c.FusedQHeads > 0 }),
+			seed("lbnhc-padded", func(c *cases.GPUStoreCase) bool { return c.Cache.Layout == cases.LBNHC && c.Cache.Padded() }),
+			seed("many-tokens", func(c *cases.GPUStoreCase) bool { return len(c.Mapping) > 200 }),
+			seed("hostile-fill", func(c *cases.GPUStoreCase) bool { return c.HostileSeed != 0 && c.Rows > len(c.Mapping) }),
 		}},
-		{"FuzzRotate", func(t *rapid.T) any { return GPURotateCases().Draw(t, "case") }, []fuzzSeed{
-			seed("no-rows", func(c *GPURotateCase) bool { return c.Rows == 0 }),
-			seed("inverse-block64", func(c *GPURotateCase) bool { return c.Inverse && c.Block64 && c.Rows > 0 }),
-			seed("gaps", func(c *GPURotateCase) bool { return c.HeadGap > 0 && c.RowGap > 0 && c.Rows > 1 }),
-			seed("non-finite-values", func(c *GPURotateCase) bool { return anyKind(c.Kinds, NonFiniteKinds) && c.Rows > 0 }),
+		{"FuzzRotate", func(t *rapid.T) any { return cases.GPURotateCases().Draw(t, "case") }, []fuzzSeed{
+			seed("no-rows", func(c *cases.GPURotateCase) bool { return c.Rows == 0 }),
+			seed("inverse-block64", func(c *cases.GPURotateCase) bool { return c.Inverse && c.Block64 && c.Rows > 0 }),
+			seed("gaps", func(c *cases.GPURotateCase) bool { return c.HeadGap > 0 && c.RowGap > 0 && c.Rows > 1 }),
+			seed("non-finite-values", func(c *cases.GPURotateCase) bool { return anyKind(c.Kinds, cases.NonFiniteKinds) && c.Rows > 0 }),
 		}},
-		{"FuzzReduce", func(t *rapid.T) any { return GPUReduceCases().Draw(t, "case") }, []fuzzSeed{
-			seed("splits-1024", func(c *GPUReduceCase) bool { return c.Splits == 1024 }),
-			seed("all-splits-empty", func(c *GPUReduceCase) bool { return slices.Equal(c.Patterns, []string{"empty"}) }),
-			seed("l-zero", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
-			seed("maxima-far-apart", func(c *GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
-			seed("stride-512-out-gap", func(c *GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
-			seed("hostile-fill", func(c *GPUReduceCase) bool { return c.HostileSeed != 0 && slices.Contains(c.Patterns, "mixed") }),
+		{"FuzzReduce", func(t *rapid.T) any { return cases.GPUReduceCases().Draw(t, "case") }, []fuzzSeed{
+			seed("splits-1024", func(c *cases.GPUReduceCase) bool { return c.Splits == 1024 }),
+			seed("all-splits-empty", func(c *cases.GPUReduceCase) bool { return slices.Equal(c.Patterns, []string{"empty"}) }),
+			seed("l-zero", func(c *cases.GPUReduceCase) bool { return slices.Contains(c.Patterns, "lzero") }),
+			seed("maxima-far-apart", func(c *cases.GPUReduceCase) bool { return slices.Contains(c.Patterns, "far") }),
+			seed("stride-512-out-gap", func(c *cases.GPUReduceCase) bool { return c.PartialStride == 512 && c.OutPad > 0 }),
+			seed("hostile-fill", func(c *cases.GPUReduceCase) bool { return c.HostileSeed != 0 && slices.Contains(c.Patterns, "mixed") }),
 		}},
-		{"FuzzPrefill", func(t *rapid.T) any { return GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
+		{"FuzzPrefill", func(t *rapid.T) any { return cases.GPUPrefillCases().Draw(t, "case") }, []fuzzSeed{
 			// clamped before another sequence: a prefix loop that runs past its row of the block
 			// table reads the next sequence's blocks, which a kernel must not attend.
-			seed("clamped-prefix", func(c *GPUPrefillCase) bool { return c.clampedBeforeLast() }),
-			seed("several-sequences", func(c *GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
-			seed("rows-of-no-sequence", func(c *GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
-			seed("long-prefix", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
-			seed("long-context", func(c *GPUPrefillCase) bool { return c.Batch.MaxSeq() == MaxSeqLen }),
-			seed("out-gap", func(c *GPUPrefillCase) bool { return c.OutPad > 0 }),
-			seed("g8", func(c *GPUPrefillCase) bool { return c.Group == 8 }),
-			seed("seq-shorter-than-query", func(c *GPUPrefillCase) bool {
-				return slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen < r.QueryLen })
+			seed("clamped-prefix", func(c *cases.GPUPrefillCase) bool { return c.ClampedBeforeLast() }),
+			seed("several-sequences", func(c *cases.GPUPrefillCase) bool { return len(c.Batch.Requests) >= 3 }),
+			seed("rows-of-no-sequence", func(c *cases.GPUPrefillCase) bool { return c.Batch.NumTokens > c.Batch.QueryTokens() }),
+			seed("long-prefix", func(c *cases.GPUPrefillCase) bool { return c.Batch.MaxSeq() > 512 }),
+			seed("long-context", func(c *cases.GPUPrefillCase) bool { return c.Batch.MaxSeq() == cases.MaxSeqLen }),
+			seed("out-gap", func(c *cases.GPUPrefillCase) bool { return c.OutPad > 0 }),
+			seed("g8", func(c *cases.GPUPrefillCase) bool { return c.Group == 8 }),
+			seed("seq-shorter-than-query", func(c *cases.GPUPrefillCase) bool {
+				return slices.ContainsFunc(c.Batch.Requests, func(r cases.Request) bool { return r.SeqLen < r.QueryLen })
 			}),
-			seed("seq-equal-to-query", func(c *GPUPrefillCase) bool {
-				return slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen == r.QueryLen && r.QueryLen > 0 })
+			seed("seq-equal-to-query", func(c *cases.GPUPrefillCase) bool {
+				return slices.ContainsFunc(c.Batch.Requests, func(r cases.Request) bool { return r.SeqLen == r.QueryLen && r.QueryLen > 0 })
 			}),
-			seed("hostile-fill", func(c *GPUPrefillCase) bool {
-				return c.HostileSeed != 0 && slices.ContainsFunc(c.Batch.Requests, func(r Request) bool { return r.SeqLen > r.QueryLen })
+			seed("hostile-fill", func(c *cases.GPUPrefillCase) bool {
+				return c.HostileSeed != 0 && slices.ContainsFunc(c.Batch.Requests, func(r cases.Request) bool { return r.SeqLen > r.QueryLen })
 			}),
 			// the mma tier's prefix splits: the most, and more splits than the prefix has tiles
-			seed("splits-64", func(c *GPUPrefillCase) bool { return c.Splits == 64 && c.Batch.MaxSeq() > 64 }),
-			seed("splits-over-several-sequences", func(c *GPUPrefillCase) bool { return c.Splits > 1 && len(c.Batch.Requests) >= 2 }),
+			seed("splits-64", func(c *cases.GPUPrefillCase) bool { return c.Splits == 64 && c.Batch.MaxSeq() > 64 }),
+			seed("splits-over-several-sequences", func(c *cases.GPUPrefillCase) bool { return c.Splits > 1 && len(c.Batch.Requests) >= 2 }),
 		}},
-		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
-			seed("compact-bf16", func(c *SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
-			seed("k3v4-fp16", func(c *SlotCase) bool { return c.Format == "octave_k3v4" && c.Dtype == "fp16" }),
-			seed("non-finite", func(c *SlotCase) bool {
+		{"FuzzSlotRoundTrip", func(t *rapid.T) any { return cases.SlotCases(cases.SlotCaseOptions{NonFinite: 2}).Draw(t, "case") }, []fuzzSeed{
+			seed("compact-bf16", func(c *cases.SlotCase) bool { return c.Format == "octave_k3v3_compact" && c.Dtype == "bf16" }),
+			seed("k3v4-fp16", func(c *cases.SlotCase) bool { return c.Format == "octave_k3v4" && c.Dtype == "fp16" }),
+			seed("non-finite", func(c *cases.SlotCase) bool {
 				return c.KSpec != nil && !c.KSpec.Kind.Finite() || c.VSpec != nil && !c.VSpec.Kind.Finite()
 			}),
 		}},
-		{"FuzzSlotAcceptance", func(t *rapid.T) any { return SlotCases(SlotCaseOptions{NonFinite: 2, Flips: 8}).Draw(t, "case") }, []fuzzSeed{
-			seed("eight-flips", func(c *SlotCase) bool { return len(c.Flips) == 8 }),
-			seed("scale-byte-flip", func(c *SlotCase) bool {
-				f, err := KernelFormat(c.Format)
-				return err == nil && slices.ContainsFunc(c.Flips, func(b BitFlip) bool { return b.Byte >= f.OffScales() })
+		{"FuzzSlotAcceptance", func(t *rapid.T) any {
+			return cases.SlotCases(cases.SlotCaseOptions{NonFinite: 2, Flips: 8}).Draw(t, "case")
+		}, []fuzzSeed{
+			seed("eight-flips", func(c *cases.SlotCase) bool { return len(c.Flips) == 8 }),
+			seed("scale-byte-flip", func(c *cases.SlotCase) bool {
+				f, err := cases.KernelFormat(c.Format)
+				return err == nil && slices.ContainsFunc(c.Flips, func(b cases.BitFlip) bool { return b.Byte >= f.OffScales() })
 			}),
 		}},
-		{"FuzzQueryMaps", func(t *rapid.T) any { return QueryMapCases().Draw(t, "case") }, []fuzzSeed{
-			seed("padding-rows", func(c *QueryMapCase) bool { return c.Broken == "" && c.NumTokens > int(c.QSL[len(c.QSL)-1]) }),
-			seed("broken-seq-shorter-than-query", func(c *QueryMapCase) bool { return c.Broken == "seq-shorter-than-query" }),
-			seed("broken-qsl-decreasing", func(c *QueryMapCase) bool { return c.Broken == "qsl-decreasing" }),
+		{"FuzzQueryMaps", func(t *rapid.T) any { return cases.QueryMapCases().Draw(t, "case") }, []fuzzSeed{
+			seed("padding-rows", func(c *cases.QueryMapCase) bool { return c.Broken == "" && c.NumTokens > int(c.QSL[len(c.QSL)-1]) }),
+			seed("broken-seq-shorter-than-query", func(c *cases.QueryMapCase) bool { return c.Broken == "seq-shorter-than-query" }),
+			seed("broken-qsl-decreasing", func(c *cases.QueryMapCase) bool { return c.Broken == "qsl-decreasing" }),
 		}},
-		{"FuzzMergePartials", func(t *rapid.T) any { return MergeCases().Draw(t, "case") }, []fuzzSeed{
-			seed("wmma-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryWMMA }),
-			seed("random-geometry", func(c *MergeCase) bool { return c.Geometry.Kind == GeometryRandom }),
-			seed("stride-258", func(c *MergeCase) bool { return c.Stride == 258 }),
+		{"FuzzMergePartials", func(t *rapid.T) any { return cases.MergeCases().Draw(t, "case") }, []fuzzSeed{
+			seed("wmma-geometry", func(c *cases.MergeCase) bool { return c.Geometry.Kind == cases.GeometryWMMA }),
+			seed("random-geometry", func(c *cases.MergeCase) bool { return c.Geometry.Kind == cases.GeometryRandom }),
+			seed("stride-258", func(c *cases.MergeCase) bool { return c.Stride == 258 }),
 		}},
 	}
 }

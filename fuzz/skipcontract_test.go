@@ -3,6 +3,7 @@ package fuzz
 import (
 	"testing"
 
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/harness/harnesstest"
 )
@@ -12,21 +13,21 @@ import (
 // bound's accumulation term grows with n. At long context a tier that writes zeros is within
 // every element's bound there; only the contract rule of the judge (an output as far from its
 // profile's model as the contract allows) fails it.
-func flatDecodeSpec(n int) *DecodeSpec {
+func flatDecodeSpec(n int) *cases.DecodeSpec {
 	const bs = 16
 	nb := (n + bs - 1) / bs
 	table := make([]int32, nb)
 	for i := range table {
 		table[i] = int32(i)
 	}
-	b := Batch{Requests: []Request{{QueryLen: 1, SeqLen: n}}, NumTokens: 1}
-	m, _ := BuilderMaps(b)
-	return &DecodeSpec{Dtype: harness.F16, Group: 1,
-		Cache:   CacheShape{Format: "octave_k3v4", NumBlocks: nb, NumKVHeads: 1, BlockSize: bs},
-		Content: CacheContent{Seed: 3, Dtype: harness.F16, Kinds: []ValueKind{Gaussian}, Garbage: GarbageZero, FiniteScales: true},
-		Batch:   b, Maps: m, Table: BlockTable{Table: table, NumReqs: 1, MaxBlocks: nb, NumBlocks: nb},
-		Signs: SignPair{K: DefaultSignSpec, V: DefaultSignSpec}, SMScale: DefaultSMScale, NumSplits: 1,
-		Query: QueryContent{Seed: 5, Kinds: []ValueKind{Zero}}}
+	b := cases.Batch{Requests: []cases.Request{{QueryLen: 1, SeqLen: n}}, NumTokens: 1}
+	m, _ := cases.BuilderMaps(b)
+	return &cases.DecodeSpec{Dtype: harness.F16, Group: 1,
+		Cache:   cases.CacheShape{Format: "octave_k3v4", NumBlocks: nb, NumKVHeads: 1, BlockSize: bs},
+		Content: cases.CacheContent{Seed: 3, Dtype: harness.F16, Kinds: []cases.ValueKind{cases.Gaussian}, Garbage: cases.GarbageZero, FiniteScales: true},
+		Batch:   b, Maps: m, Table: cases.BlockTable{Table: table, NumReqs: 1, MaxBlocks: nb, NumBlocks: nb},
+		Signs: cases.SignPair{K: cases.DefaultSignSpec, V: cases.DefaultSignSpec}, SMScale: cases.DefaultSMScale, NumSplits: 1,
+		Query: cases.QueryContent{Seed: 5, Kinds: []cases.ValueKind{cases.Zero}}}
 }
 
 // TestSkipContractZeros: a tier that writes zeros fails with and without SkipContract (the fuzz

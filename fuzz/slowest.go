@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/octant-kv/octant/cases"
 )
 
 // slowCases keeps TestGPUDecode's slowest cases (build and judge wall), so that a throughput run
@@ -24,7 +26,7 @@ type slowest struct {
 	cases []slowCase
 }
 
-func (s *slowest) add(wall, build time.Duration, c *GPUDecodeCase) {
+func (s *slowest) add(wall, build time.Duration, c *cases.GPUDecodeCase) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.cases) == s.keep && wall <= s.cases[len(s.cases)-1].wall {

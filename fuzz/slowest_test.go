@@ -3,13 +3,15 @@ package fuzz
 import (
 	"testing"
 	"time"
+
+	"github.com/octant-kv/octant/cases"
 )
 
 // TestSlowestKeeps: slowest keeps the keep slowest cases, slowest first.
 func TestSlowestKeeps(t *testing.T) {
 	s := &slowest{keep: 3}
 	for i, w := range []int{5, 1, 9, 3, 7, 9, 2} {
-		s.add(time.Duration(w)*time.Millisecond, 0, &GPUDecodeCase{Spec: &DecodeSpec{Batch: Batch{Requests: []Request{{1, i + 1}}}}})
+		s.add(time.Duration(w)*time.Millisecond, 0, &cases.GPUDecodeCase{Spec: &cases.DecodeSpec{Batch: cases.Batch{Requests: []cases.Request{{QueryLen: 1, SeqLen: i + 1}}}}})
 	}
 	var got []time.Duration
 	for _, c := range s.cases {

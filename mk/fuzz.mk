@@ -1,6 +1,7 @@
-# Fuzzing of the properties in ./fuzz, included by the top-level Makefile.
+# Fuzzing of the properties in ./fuzz and of the reproducer reader in ./cases, included by the
+# top-level Makefile.
 #
-#   make fuzz                  every Fuzz target of ./fuzz in turn, FUZZTIME each (default 30s);
+#   make fuzz                  every Fuzz target of ./fuzz and ./cases in turn, FUZZTIME each (default 30s);
 #                              the GPU targets (FuzzStore, FuzzRotate, FuzzDecode, FuzzReduce,
 #                              FuzzPrefill) skip unless OCTANT_LIB names a kernel library
 #   make fuzz OCTANT_LIB=build/liboctave_emu.so FUZZ_TARGETS=FuzzDecode
@@ -25,7 +26,9 @@ GO           ?= go
 FUZZTIME     ?= 30s
 FUZZMINIMIZE ?= 10x
 FUZZ_PKG     ?= ./fuzz
-FUZZ_TARGETS ?= $(shell $(GO) test -list '^Fuzz' $(FUZZ_PKG) | grep '^Fuzz')
+FUZZ_PKGS    ?= ./fuzz ./cases
+# A target is PKG:Name; a bare Name is one of $(FUZZ_PKG)'s.
+FUZZ_TARGETS ?= $(foreach p,$(FUZZ_PKGS),$(addprefix $(p):,$(shell $(GO) test -list '^Fuzz' $(p) | grep '^Fuzz')))
 
 # go test runs the fuzz binary in $(FUZZ_PKG): a library path given relative to here is made
 # absolute, or the GPU targets would look for it there.
@@ -33,10 +36,11 @@ FUZZ_LIB_ENV = $(if $(filter command line environment,$(origin OCTANT_LIB)),OCTA
 
 .PHONY: fuzz fuzz-list
 fuzz:
-	@test -n "$(strip $(FUZZ_TARGETS))" || { echo "fuzz: no Fuzz targets found in $(FUZZ_PKG)" >&2; exit 2; }
+	@test -n "$(strip $(FUZZ_TARGETS))" || { echo "fuzz: no Fuzz targets found in $(FUZZ_PKGS)" >&2; exit 2; }
 	@set -e; i=0; for t in $(FUZZ_TARGETS); do i=$$((i+1)); \
-	  echo "== [$$i/$(words $(FUZZ_TARGETS))] $$t ($(FUZZTIME))"; \
-	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $(FUZZ_PKG); \
+	  case $$t in *:*) pkg=$${t%%:*}; t=$${t#*:};; *) pkg=$(FUZZ_PKG);; esac; \
+	  echo "== [$$i/$(words $(FUZZ_TARGETS))] $$pkg $$t ($(FUZZTIME))"; \
+	  $(FUZZ_LIB_ENV) $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) -parallel 1 $$pkg; \
 	done
 
 GPU_FUZZ_TARGETS := FuzzStore FuzzRotate FuzzDecode FuzzReduce FuzzPrefill FuzzIsolation

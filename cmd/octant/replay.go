@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 )
 
 // runReproducer runs a loaded reproducer (a variable so that a test can make one fail).
-var runReproducer = (*fuzz.Replayable).Run
+var runReproducer = (*cases.Replayable).Run
 
 // runReplay re-runs reproducer files (corpus/regressions/<op>/*.json) against the oracle, and GPU
 // reproducers also on a library's implementations. Every file runs, whatever the ones before it
@@ -70,7 +70,7 @@ any reproducer still fails, else 0.
 	}
 	var ok, failing, unreadable int
 	for _, p := range paths {
-		x, err := fuzz.LoadReproducer(p)
+		x, err := cases.LoadReproducer(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "octant replay: %v\n", err) // the error starts with the path
 			unreadable++

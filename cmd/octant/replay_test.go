@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 )
 
@@ -158,8 +158,8 @@ func TestReplayExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	failing := writeReproducer(t, dir, "a-failing.json", "slot/example-roundtrip.json", "", "")
 	writeReproducer(t, dir, "b-good.json", "slot/example-roundtrip.json", "", "")
-	defer func(r func(*fuzz.Replayable, *harness.Lib) error) { runReproducer = r }(runReproducer)
-	runReproducer = func(x *fuzz.Replayable, l *harness.Lib) error {
+	defer func(r func(*cases.Replayable, *harness.Lib) error) { runReproducer = r }(runReproducer)
+	runReproducer = func(x *cases.Replayable, l *harness.Lib) error {
 		if x.Path == failing {
 			return errors.New(x.Path + ": slot-roundtrip: a synthetic failure")
 		}
