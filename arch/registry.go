@@ -50,7 +50,7 @@ type Tier struct {
 	// CouplesRows declares that the tier's decode arithmetic lets a query row's output depend on
 	// cache bytes past the row's own klen that a sibling row (a longer MTP or chunk row of the same
 	// request, sharing its workgroup under query_group > 1) attends. The isolation property
-	// (fuzz.CheckIsolation, docs/fuzz.md) then holds the tier's rows to their declared profile's
+	// (cases.CheckIsolation, docs/fuzz.md) then holds the tier's rows to their declared profile's
 	// bound and to finite output when those bytes are poisoned, instead of to the same bits. false:
 	// every row's output is bit for bit independent of every byte outside its own attended range.
 	CouplesRows bool

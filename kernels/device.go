@@ -3,12 +3,13 @@ package kernels
 import (
 	"bytes"
 	"fmt"
-	"github.com/octant-kv/octant/arch"
 	"math/bits"
 	"runtime"
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/octant-kv/octant/arch"
 )
 
 // Device is an opened device (octave_ctx).

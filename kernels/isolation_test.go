@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/octant-kv/octant/fuzz"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
 
-// TestDecodeIsolation: per-row isolation inside a row set (docs/contract.md §3.3, fuzz.CheckIsolation).
+// TestDecodeIsolation: per-row isolation inside a row set (docs/contract.md §3.3, cases.CheckIsolation).
 // Each case is an MTP run or a short chunk whose rows share workgroups (query_group 2..4) beside
 // single decode rows; it is judged on every decode tier with the clean cache, then with the slots
 // of positions [cut, klen_long) of each request poisoned (random codes, fp16 NaN and ±inf scales),
@@ -40,9 +40,9 @@ func TestDecodeIsolation(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 2))
 			t0 := time.Now()
 			s := c.build(t, l, rng)
-			cuts := fuzz.IsolationCuts(s.in, i/2)
-			iso, err := fuzz.CheckIsolation(l, s.call(), cuts, seed)
-			if errors.Is(err, fuzz.ErrNoSiblings) {
+			cuts := cases.IsolationCuts(s.in, i/2)
+			iso, err := cases.CheckIsolation(l, s.call(), cuts, seed)
+			if errors.Is(err, cases.ErrNoSiblings) {
 				fatalf(t, "the case asks nothing: cuts %v poison %d slots and no compared row shares a request with a row that reads them", cuts, iso.Slots)
 			}
 			if err != nil {

@@ -10,7 +10,7 @@ import (
 
 // Long context is where accumulation defects hide (a running sum kept in fp16, a rescale skipped
 // once a tile's maximum stops growing): a short case never sees them. These cases reach 131072
-// tokens (fuzz.MaxSeqLen), each judged on every tier under the bound the oracle derives for its
+// tokens (cases.MaxSeqLen), each judged on every tier under the bound the oracle derives for its
 // own length (docs/bounds.md: the bound grows with the number of terms n). The flat cases (here
 // and in TestDecodeLongFirst) use a tiny sm_scale: near-uniform weights, so that the softmax
 // denominator l is about the length itself (above fp16's 65504) and P·V sums 131072 comparable
