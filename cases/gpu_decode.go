@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/oracle"
@@ -179,10 +178,7 @@ func (c *GPUDecodeCase) Call() (harness.Call, error) {
 	if c.Spec == nil {
 		return nil, fmt.Errorf("decode case without spec")
 	}
-	t0 := time.Now()
 	in, err := c.Spec.Build()
-	harness.DecodeTiming.Add("build", t0)
-	harness.DecodeTiming.Count()
 	if err != nil {
 		return nil, fmt.Errorf("building the call: %w", err)
 	}

@@ -43,43 +43,20 @@ const (
 	TargetLib    = "lib"
 )
 
-// ReplayCommand is the command that replays a reproducer file, run from the repository root.
-// $OCTANT_REPLAY_CMD overrides it in failure messages (a machine without Go runs the prebuilt
-// binary: OCTANT_REPLAY_CMD="bin/octant replay").
+// ReplayCommand is the command that replays a reproducer file, run from the repository root (a
+// caller may name another in its messages: a machine without Go runs the prebuilt binary,
+// "bin/octant replay").
 const ReplayCommand = "go run ./cmd/octant replay"
-
-// ReplayCommandEnv names the environment variable that overrides ReplayCommand in messages.
-const ReplayCommandEnv = "OCTANT_REPLAY_CMD"
-
-// ReplayCmd is the replay command for messages: $OCTANT_REPLAY_CMD, or ReplayCommand.
-func ReplayCmd() string {
-	if c := os.Getenv(ReplayCommandEnv); c != "" {
-		return c
-	}
-	return ReplayCommand
-}
-
-// RegressionsEnv names an environment variable: the directory that failing properties write
-// reproducers to (default: corpus/regressions of the module holding the working directory), or
-// "off" to write none.
-const RegressionsEnv = "OCTANT_REGRESSIONS"
 
 // ModuleRoot finds the directory of this module's go.mod, walking up from the working directory
 // (provenance.ModuleRoot).
 func ModuleRoot() (string, error) { return provenance.ModuleRoot() }
 
-// RegressionsDir is where reproducers go: $OCTANT_REGRESSIONS, or corpus/regressions at the
-// module root. It returns "" when writing is turned off.
-func RegressionsDir() (string, error) {
-	if d, ok := os.LookupEnv(RegressionsEnv); ok {
-		if d == "off" || d == "" {
-			return "", nil
-		}
-		return d, nil
-	}
+// DefaultRegressionsDir is the one regression corpus, corpus/regressions at the module root.
+func DefaultRegressionsDir() (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
-		return "", fmt.Errorf("%w (set %s)", err, RegressionsEnv)
+		return "", err
 	}
 	return filepath.Join(root, "corpus", "regressions"), nil
 }

@@ -3,69 +3,58 @@ package fuzz
 import (
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/settings"
 	"pgregory.net/rapid"
 )
 
-// written remembers, per property, the reproducer this process wrote last: while rapid shrinks a
-// failure it calls the property on ever smaller failing cases, and only the last (smallest) one
-// should stay.
-var written struct {
-	sync.Mutex
-	last map[string]string
-}
-
-// recordFailure writes the failing case's reproducer (unless turned off) and returns its path.
-func recordFailure(prop string, c any, err error, l *harness.Lib) (string, error) {
-	dir, derr := cases.RegressionsDir()
-	if derr != nil {
-		return "", derr
+// recordFailure writes the failing case's reproducer (unless the runner writes none) and returns
+// its path. While rapid shrinks a failure it calls the property on ever smaller failing cases: each
+// reproducer replaces the one the same property wrote before, so the smallest stays.
+func (r *Runner) recordFailure(prop string, c any, err error, l *harness.Lib) (string, error) {
+	r.init()
+	if r.Regressions == "" {
+		return "", fmt.Errorf("reproducers are off (%s=off)", settings.RegressionsEnv)
 	}
-	if dir == "" {
-		return "", fmt.Errorf("%s=off", cases.RegressionsEnv)
-	}
-	r, rerr := cases.NewReproducer(prop, c, "fail", err.Error())
+	rep, rerr := cases.NewReproducer(prop, c, "fail", err.Error())
 	if rerr != nil {
 		return "", rerr
 	}
 	if l != nil {
-		r.Found += "; " + l.String()
+		rep.Found += "; " + l.String()
 	}
-	path, werr := r.Write(dir)
+	path, werr := rep.Write(r.Regressions)
 	if werr != nil {
 		return "", werr
 	}
-	written.Lock()
-	defer written.Unlock()
-	if written.last == nil {
-		written.last = map[string]string{}
-	}
-	if prev := written.last[prop]; prev != "" && prev != path {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev := r.written[prop]; prev != "" && prev != path {
 		os.Remove(prev)
 	}
-	written.last[prop] = path
+	r.written[prop] = path
 	return path, nil
 }
 
 // fail reports a property failure: the error, then the reproducer's replay command on the last
 // line.
-func fail(t *rapid.T, prop string, c any, err error) {
-	path, werr := recordFailure(prop, c, err, nil)
-	t.Fatal(failureMessage(prop, err, path, werr, nil))
+func (r *Runner) fail(t *rapid.T, prop string, c any, err error) {
+	path, werr := r.recordFailure(prop, c, err, nil)
+	t.Fatal(r.failureMessage(prop, err, path, werr, nil))
 }
 
 // failLib reports a GPU property's failure on library l; the replay command names the library.
-func failLib(t *rapid.T, prop string, l *harness.Lib, c any, err error) {
-	path, werr := recordFailure(prop, c, err, l)
-	t.Fatal(failureMessage(prop, err, path, werr, l))
+func (r *Runner) failLib(t *rapid.T, prop string, l *harness.Lib, c any, err error) {
+	path, werr := r.recordFailure(prop, c, err, l)
+	t.Fatal(r.failureMessage(prop, err, path, werr, l))
 }
 
 // failureMessage is what a failing property reports: the property and the error, and as the last
 // line the command that replays the reproducer (or why none was written).
-func failureMessage(prop string, err error, path string, werr error, l *harness.Lib) string {
+func (r *Runner) failureMessage(prop string, err error, path string, werr error, l *harness.Lib) string {
+	r.init()
 	if werr != nil {
 		return fmt.Sprintf("%s: %v\n(no reproducer written: %v)", prop, err, werr)
 	}
@@ -73,5 +62,5 @@ func failureMessage(prop string, err error, path string, werr error, l *harness.
 	if l != nil {
 		lib = " --lib " + l.Path
 	}
-	return fmt.Sprintf("%s: %v\nreplay: %s%s %s", prop, err, cases.ReplayCmd(), lib, cases.DisplayPath(path))
+	return fmt.Sprintf("%s: %v\nreplay: %s%s %s", prop, err, r.ReplayCmd, lib, cases.DisplayPath(path))
 }

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/octant-kv/octant/cases"
-	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
+	"github.com/octant-kv/octant/internal/settings"
 	"pgregory.net/rapid"
 )
 
@@ -23,7 +24,7 @@ import (
 
 func skipWithoutLib(tb testing.TB) {
 	tb.Helper()
-	if _, err := harness.Env(); errors.Is(err, harness.ErrNoLib) {
+	if _, err := harnesstest.EnvLib(); errors.Is(err, harnesstest.ErrNoLib) {
 		tb.Skip(err)
 	} else if err != nil {
 		tb.Fatal(err)
@@ -32,11 +33,11 @@ func skipWithoutLib(tb testing.TB) {
 
 func TestGPUStore(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(cases.PropNameGPUStore, PropGPUStore))
+	rapid.Check(t, run.Counted(cases.PropNameGPUStore, run.PropGPUStore))
 }
 func TestGPURotate(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(cases.PropNameGPURotate, PropGPURotate))
+	rapid.Check(t, run.Counted(cases.PropNameGPURotate, run.PropGPURotate))
 }
 
 // TestGPUDecode judges -rapid.checks decode cases (GPUDecodeCases(GPUDecodeOptions())) on every
@@ -45,16 +46,11 @@ func TestGPURotate(t *testing.T) {
 // seed rapid drew it with (subtest "recheck"), so rapid shrinks it and reports it as usual.
 func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
-	l, _ := harness.Env()
-	workers, err := decodeWorkers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := harnesstest.EnvLib()
 	base := rapidBaseSeed()
 	before := l.Lib.CallTimes()
-	slowCases = &slowest{keep: 5}
 	start := time.Now()
-	p := newDecodePipeline(l, workers)
+	p := run.newDecodePipeline(l)
 	waited := false
 	defer func() {
 		if !waited { // rapid.Check stopped the test: still wait for the cases in flight and name their failures
@@ -63,8 +59,8 @@ func TestGPUDecode(t *testing.T) {
 			}
 		}
 	}()
-	err = withRapidFlags(map[string]string{"seed": fmt.Sprint(base)}, func() {
-		rapid.Check(t, Counted(cases.PropNameGPUDecode, func(rt *rapid.T) {
+	err := withRapidFlags(map[string]string{"seed": fmt.Sprint(base)}, func() {
+		rapid.Check(t, run.Counted(cases.PropNameGPUDecode, func(rt *rapid.T) {
 			p.submit(cases.GPUDecodeCases(cases.GPUDecodeOptions()).Draw(rt, "case"))
 		}))
 	})
@@ -74,10 +70,10 @@ func TestGPUDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	wall := time.Since(start)
-	t.Logf("%d cases judged in %v (%.0f/s), %d at once; -rapid.seed=%d", p.n, wall.Round(time.Millisecond), float64(p.n)/wall.Seconds(), workers, base)
-	t.Logf("time: %v", harness.DecodeTiming)
+	t.Logf("%d cases judged in %v (%.0f/s), %d at once; -rapid.seed=%d", p.n, wall.Round(time.Millisecond), float64(p.n)/wall.Seconds(), run.DecodeWorkers, base)
+	t.Logf("time: %v", run.Timing)
 	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Lib.CallTimes()))
-	t.Logf("the slowest cases (build and judge wall):%s", slowCases)
+	t.Logf("the slowest cases (build and judge wall):%s", run.Slowest())
 	if len(fails) == 0 {
 		return
 	}
@@ -87,17 +83,17 @@ func TestGPUDecode(t *testing.T) {
 	if f.j.call != nil {
 		f.c.Record(f.j.call) // its digest: a replay then tells a changed generator from a fixed kernel
 	}
-	path, werr := recordFailure(cases.PropNameGPUDecode, f.c, f.failure(), l)
+	path, werr := run.recordFailure(cases.PropNameGPUDecode, f.c, f.failure(), l)
 	seed := rapidCheckSeed(base, f.index)
 	t.Errorf("%d of %d cases failed; the first, case %d (rapid seed %d):\n%s\nIt is judged again under rapid alone from that seed, which shrinks it (subtest recheck).",
-		len(fails), p.n, f.index, seed, failureMessage(cases.PropNameGPUDecode, f.failure(), path, werr, l))
+		len(fails), p.n, f.index, seed, run.failureMessage(cases.PropNameGPUDecode, f.failure(), path, werr, l))
 	checks := "1"
 	if testing.Short() {
 		checks = "5" // rapid runs a fifth of -rapid.checks under -short
 	}
 	passed := true
 	if err := withRapidFlags(map[string]string{"seed": fmt.Sprint(seed), "checks": checks}, func() {
-		passed = t.Run("recheck", func(t *testing.T) { rapid.Check(t, PropGPUDecode) })
+		passed = t.Run("recheck", func(t *testing.T) { rapid.Check(t, run.PropGPUDecode) })
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,23 +123,23 @@ func callTimes(before, after map[string]time.Duration) string {
 }
 func TestGPUReduce(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(cases.PropNameGPUReduce, PropGPUReduce))
+	rapid.Check(t, run.Counted(cases.PropNameGPUReduce, run.PropGPUReduce))
 }
 func TestGPUPrefill(t *testing.T) {
 	skipWithoutLib(t)
-	rapid.Check(t, Counted(cases.PropNameGPUPrefill, PropGPUPrefill))
+	rapid.Check(t, run.Counted(cases.PropNameGPUPrefill, run.PropGPUPrefill))
 }
 
 func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
 	skipWithoutLib(f)
-	f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), prop)))
+	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), prop)))
 }
 
-func FuzzStore(f *testing.F)   { gpuFuzz(f, PropGPUStore) }
-func FuzzRotate(f *testing.F)  { gpuFuzz(f, PropGPURotate) }
-func FuzzDecode(f *testing.F)  { gpuFuzz(f, PropGPUDecode) }
-func FuzzReduce(f *testing.F)  { gpuFuzz(f, PropGPUReduce) }
-func FuzzPrefill(f *testing.F) { gpuFuzz(f, PropGPUPrefill) }
+func FuzzStore(f *testing.F)   { gpuFuzz(f, run.PropGPUStore) }
+func FuzzRotate(f *testing.F)  { gpuFuzz(f, run.PropGPURotate) }
+func FuzzDecode(f *testing.F)  { gpuFuzz(f, run.PropGPUDecode) }
+func FuzzReduce(f *testing.F)  { gpuFuzz(f, run.PropGPUReduce) }
+func FuzzPrefill(f *testing.F) { gpuFuzz(f, run.PropGPUPrefill) }
 
 // oracleOnly judges recipes of gen with no library: the oracle's side of every GPU target (its
 // float32 models against the bounds, the store's oracle bytes against slot acceptance). Few cases
@@ -152,7 +148,7 @@ func oracleOnly[C any, P interface {
 	*C
 	cases.Recipe
 }](t *testing.T, name string, gen *rapid.Generator[P]) {
-	rapid.Check(t, func(rt *rapid.T) { checkRecipe(rt, name, nil, gen.Draw(rt, "case")) })
+	rapid.Check(t, func(rt *rapid.T) { run.checkRecipe(rt, name, nil, gen.Draw(rt, "case")) })
 }
 
 func TestOracleStore(t *testing.T)  { oracleOnly(t, cases.PropNameGPUStore, cases.GPUStoreCases()) }
@@ -169,16 +165,16 @@ func TestOraclePrefill(t *testing.T) {
 // of $OCTANT_LIB when it is set, else on the oracle alone (its models read only what the contract
 // lets them), saying so.
 func TestMustNotMatterDecode(t *testing.T) {
-	mustNotMatterTest(t, cases.PropNameMNMDecode, PropMustNotMatterDecode)
+	mustNotMatterTest(t, cases.PropNameMNMDecode, run.PropMustNotMatterDecode)
 }
 func TestMustNotMatterPrefill(t *testing.T) {
-	mustNotMatterTest(t, cases.PropNameMNMPrefill, PropMustNotMatterPrefill)
+	mustNotMatterTest(t, cases.PropNameMNMPrefill, run.PropMustNotMatterPrefill)
 }
 func TestMustNotMatterStore(t *testing.T) {
-	mustNotMatterTest(t, cases.PropNameMNMStore, PropMustNotMatterStore)
+	mustNotMatterTest(t, cases.PropNameMNMStore, run.PropMustNotMatterStore)
 }
 func TestMustNotMatterReduce(t *testing.T) {
-	mustNotMatterTest(t, cases.PropNameMNMReduce, PropMustNotMatterReduce)
+	mustNotMatterTest(t, cases.PropNameMNMReduce, run.PropMustNotMatterReduce)
 }
 
 // mustNotMatterTest runs a must-not-matter property as subtest "library" on every tier of
@@ -186,19 +182,19 @@ func TestMustNotMatterReduce(t *testing.T) {
 // subtest "oracle" on the oracle alone, logging that no kernel was judged, and subtest "library"
 // skipped: a run without a library counts a skip, so that its pass never reads as a kernel's.
 func mustNotMatterTest(t *testing.T, name string, prop func(*rapid.T)) {
-	l, err := harness.Env()
+	l, err := harnesstest.EnvLib()
 	switch {
-	case errors.Is(err, harness.ErrNoLib):
-		t.Logf("%s: %s is not set: judged on the oracle alone (subtest oracle); no kernel library is judged (make emu-test runs it on every tier of build/liboctave_emu.so)", name, harness.LibEnv)
-		t.Run("oracle", func(t *testing.T) { rapid.Check(t, Counted(name, prop)) })
+	case errors.Is(err, harnesstest.ErrNoLib):
+		t.Logf("%s: %s is not set: judged on the oracle alone (subtest oracle); no kernel library is judged (make emu-test runs it on every tier of build/liboctave_emu.so)", name, settings.LibEnv)
+		t.Run("oracle", func(t *testing.T) { rapid.Check(t, run.Counted(name, prop)) })
 		t.Run("library", func(t *testing.T) {
-			t.Skipf("%s is not set: no kernel library to judge (only the oracle ran)", harness.LibEnv)
+			t.Skipf("%s is not set: no kernel library to judge (only the oracle ran)", settings.LibEnv)
 		})
 	case err != nil:
 		t.Fatal(err)
 	default:
 		t.Logf("%s: judged on every tier of %s that implements the op (the library lists %s)", name, l.Path, strings.Join(l.TierNames(), ", "))
-		t.Run("library", func(t *testing.T) { rapid.Check(t, Counted(name, prop)) })
+		t.Run("library", func(t *testing.T) { rapid.Check(t, run.Counted(name, prop)) })
 	}
 }
 
@@ -214,7 +210,7 @@ func TestMustNotMatterSaysOracleAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run", "^TestMustNotMatterReduce$", "-test.v", "-test.count=1", "-rapid.checks=5")
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, harness.LibEnv+"=") }), "OCTANT_MNM_CHILD=1")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, settings.LibEnv+"=") }), "OCTANT_MNM_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -225,24 +221,7 @@ func TestMustNotMatterSaysOracleAlone(t *testing.T) {
 		"--- SKIP: TestMustNotMatterReduce/library",
 	} {
 		if !strings.Contains(string(out), want) {
-			t.Errorf("without %s the output lacks %q:\n%s", harness.LibEnv, want, out)
-		}
-	}
-}
-
-// TestDecodeWorkersEnv: $OCTANT_DECODE_WORKERS sets how many cases TestGPUDecode judges at once;
-// anything but a number in 1..64 is an error that says what was expected.
-func TestDecodeWorkersEnv(t *testing.T) {
-	for v, want := range map[string]int{"": DefaultDecodeWorkers(), "1": 1, "64": 64} {
-		t.Setenv(DecodeWorkersEnv, v)
-		if n, err := decodeWorkers(); err != nil || n != want {
-			t.Errorf("%s=%q: %d, %v; want %d", DecodeWorkersEnv, v, n, err, want)
-		}
-	}
-	for _, v := range []string{"0", "65", "eight", "-2"} {
-		t.Setenv(DecodeWorkersEnv, v)
-		if _, err := decodeWorkers(); err == nil || !strings.Contains(err.Error(), "expected a number of cases judged at once in 1..64") {
-			t.Errorf("%s=%q: %v", DecodeWorkersEnv, v, err)
+			t.Errorf("without %s the output lacks %q:\n%s", settings.LibEnv, want, out)
 		}
 	}
 }

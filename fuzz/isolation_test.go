@@ -12,6 +12,8 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
+	"github.com/octant-kv/octant/internal/settings"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
@@ -23,21 +25,21 @@ import (
 // (PropIsolationDecodeSmall): a large call takes tens of seconds on the CPU emulator, and the
 // full mix draws one (about 3% of its cases) in about half of the 20-case -short runs.
 func TestIsolationDecode(t *testing.T) {
-	if l, err := harness.Env(); errors.Is(err, harness.ErrNoLib) {
-		t.Logf("%s not set: the oracle alone", harness.LibEnv)
+	if l, err := harnesstest.EnvLib(); errors.Is(err, harnesstest.ErrNoLib) {
+		t.Logf("%s not set: the oracle alone", settings.LibEnv)
 	} else if err == nil {
 		t.Logf("tiers %v of %s", l.TierNames(), l.Path)
 	}
-	prop := PropIsolationDecode
+	prop := run.PropIsolationDecode
 	if testing.Short() {
-		prop = PropIsolationDecodeSmall
+		prop = run.PropIsolationDecodeSmall
 		t.Log("-short: FuzzDecode's small calls alone")
 	}
-	rapid.Check(t, Counted(cases.PropNameIsoDecode, prop))
+	rapid.Check(t, run.Counted(cases.PropNameIsoDecode, prop))
 }
 
 // FuzzIsolation is the isolation property as a fuzz target (skips without $OCTANT_LIB).
-func FuzzIsolation(f *testing.F) { gpuFuzz(f, PropIsolationDecode) }
+func FuzzIsolation(f *testing.F) { gpuFuzz(f, run.PropIsolationDecode) }
 
 // TestIsolationSmallCases: the -short form's cases are FuzzDecode's small calls (at most 4
 // requests of at most 1024 tokens, 2 KV heads, cost up to GpuDecodeSmallCost), query_group raised
@@ -78,9 +80,9 @@ func TestIsolationSmallCases(t *testing.T) {
 // tier of $OCTANT_LIB when it is set, where a correct library passes it.
 func TestIsolationReproducer(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(cases.RegressionsEnv, dir)
-	l, err := harness.Env()
-	if err != nil && !errors.Is(err, harness.ErrNoLib) {
+	run := &Runner{Regressions: dir}
+	l, err := harnesstest.EnvLib()
+	if err != nil && !errors.Is(err, harnesstest.ErrNoLib) {
 		t.Fatal(err)
 	}
 	var m *cases.IsolationCase
@@ -102,7 +104,7 @@ func TestIsolationReproducer(t *testing.T) {
 		t.Fatal("the recorded case has no digest")
 	}
 	fail := errors.New("synthetic failure")
-	path, err := recordFailure(cases.PropNameIsoDecode, m, fail, l)
+	path, err := run.recordFailure(cases.PropNameIsoDecode, m, fail, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +115,8 @@ func TestIsolationReproducer(t *testing.T) {
 	if l != nil {
 		lib = " --lib " + l.Path
 	}
-	msg := failureMessage(cases.PropNameIsoDecode, fail, path, nil, l)
-	if lines := strings.Split(msg, "\n"); lines[len(lines)-1] != "replay: "+cases.ReplayCmd()+lib+" "+cases.DisplayPath(path) {
+	msg := run.failureMessage(cases.PropNameIsoDecode, fail, path, nil, l)
+	if lines := strings.Split(msg, "\n"); lines[len(lines)-1] != "replay: "+cases.ReplayCommand+lib+" "+cases.DisplayPath(path) {
 		t.Fatalf("failure message does not end with the replay command: %q", msg)
 	}
 	r, err := cases.ReadReproducer(path)
@@ -143,7 +145,7 @@ func TestIsolationReproducer(t *testing.T) {
 		t.Fatalf("replayed on the oracle alone: %v", err)
 	}
 	if l == nil {
-		t.Logf("%s not set: replayed on the oracle alone", harness.LibEnv)
+		t.Logf("%s not set: replayed on the oracle alone", settings.LibEnv)
 		return
 	}
 	impls, err := harness.Impls(l, arch.Decode)
@@ -348,7 +350,7 @@ func TestIsolationCatchesMaskByZero(t *testing.T) {
 }
 
 func testMaskByZero(t *testing.T, lowBit bool) {
-	l := harness.EnvOrSkip(t)
+	l := harnesstest.LibOrSkip(t)
 	impls, _ := harness.Impls(l, arch.Decode)
 	if len(impls) == 0 || impls[0].Name != harness.PortableImpl {
 		t.Fatalf("decode tiers %v: expected the portable tier first", impls)
@@ -384,9 +386,8 @@ func testMaskByZero(t *testing.T, lowBit bool) {
 		// The same failure through its reproducer, written as PropIsolationDecode writes it: read
 		// back and replayed, it fails again on the fixture (on its tier, by the same judge) and
 		// passes on the real library and on the oracle alone.
-		t.Setenv(cases.RegressionsEnv, t.TempDir())
 		m.Record()
-		path, werr := recordFailure(cases.PropNameIsoDecode, m, err, &bad)
+		path, werr := (&Runner{Regressions: t.TempDir()}).recordFailure(cases.PropNameIsoDecode, m, err, &bad)
 		if werr != nil {
 			t.Fatal(werr)
 		}

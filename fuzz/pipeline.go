@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -19,32 +18,14 @@ import (
 // TestGPUDecode's pipeline. rapid.Check draws one decode case per check and hands it to a pool
 // of workers that build and judge it (judgeRecipe), so that rapid draws the next case at once and
 // several cases are judged together: a slow case (a 2^17-token request builds its cache for half
-// a second, mostly from one stream of draws) delays no other, as it did when each check judged a
-// batch and waited for the batch's slowest. The property itself never fails: a failing case is
+// a second, mostly from one stream of draws) delays no other. The property itself never fails: a failing case is
 // judged again afterwards under rapid.Check alone (PropGPUDecode), from the seed rapid drew it
 // with, so that rapid shrinks it and reports it as usual.
-
-// DecodeWorkersEnv names the environment variable that sets how many decode cases TestGPUDecode
-// judges at once (default DefaultDecodeWorkers; 1: one at a time).
-const DecodeWorkersEnv = "OCTANT_DECODE_WORKERS"
 
 // DefaultDecodeWorkers is TestGPUDecode's default number of cases judged at once: one per
 // processor (GOMAXPROCS, at most 64). On the H200 host's 16, 1000 cases took 3.55-3.58 s with 16
 // workers and 3.78-4.29 s with 8 (docs/fuzz.md).
 func DefaultDecodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 64) }
-
-// decodeWorkers is the number $OCTANT_DECODE_WORKERS asks for (1..64), else DefaultDecodeWorkers.
-func decodeWorkers() (int, error) {
-	v := os.Getenv(DecodeWorkersEnv)
-	if v == "" {
-		return DefaultDecodeWorkers(), nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 64 {
-		return 0, fmt.Errorf("%s=%q: expected a number of cases judged at once in 1..64", DecodeWorkersEnv, v)
-	}
-	return n, nil
-}
 
 // pipeFailure is a case of the pipeline that failed: its index in rapid's order, and its verdict.
 type pipeFailure struct {
@@ -68,14 +49,15 @@ type pipeJob struct {
 	c     *cases.GPUDecodeCase
 }
 
-func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
-	p := &decodePipeline{jobs: make(chan pipeJob, workers)}
-	for range workers {
+func (r *Runner) newDecodePipeline(l *harness.Lib) *decodePipeline {
+	r.init()
+	p := &decodePipeline{jobs: make(chan pipeJob, r.DecodeWorkers)}
+	for range r.DecodeWorkers {
 		p.wg.Go(func() {
 			for job := range p.jobs {
 				start := time.Now()
-				j := judgeSafely(l, job.c)
-				slowCases.add(time.Since(start), j.build, job.c)
+				j := r.judgeSafely(l, job.c)
+				r.slow.add(time.Since(start), j.build, job.c)
 				if j.err != nil || harness.FirstFailure(j.vs) != nil {
 					p.mu.Lock()
 					p.fails = append(p.fails, pipeFailure{job.index, job.c, j})
@@ -89,13 +71,13 @@ func newDecodePipeline(l *harness.Lib, workers int) *decodePipeline {
 
 // judgeSafely is judgeRecipe with a panic (of the harness or the oracle: the judges turn their own
 // into verdicts) returned as the case's error instead of ending the test binary.
-func judgeSafely(l *harness.Lib, c *cases.GPUDecodeCase) (j judged) {
+func (r *Runner) judgeSafely(l *harness.Lib, c *cases.GPUDecodeCase) (j judged) {
 	defer func() {
 		if r := recover(); r != nil {
 			j = judged{err: fmt.Errorf("panic while building or judging the case: %v\n%s", r, debug.Stack())}
 		}
 	}()
-	return judgeRecipe(l, c)
+	return r.judgeRecipe(l, c)
 }
 
 // failure is why the case failed.

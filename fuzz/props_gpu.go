@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"errors"
 	"time"
 
 	"github.com/octant-kv/octant/cases"
@@ -9,23 +8,19 @@ import (
 	"pgregory.net/rapid"
 )
 
-// propLib returns the library of $OCTANT_LIB or skips.
-func propLib(t *rapid.T) *harness.Lib {
-	l, err := harness.Env()
-	if errors.Is(err, harness.ErrNoLib) {
-		t.Skip(err.Error())
+// gpuLib returns the runner's library, or skips the property when it has none.
+func (r *Runner) gpuLib(t *rapid.T) *harness.Lib {
+	if r.Lib == nil {
+		t.Skip("no kernel library: the GPU properties need one (OCTANT_LIB)")
 	}
-	if err != nil {
-		t.Fatalf("opening %s: %v", harness.LibEnv, err)
-	}
-	return l
+	return r.Lib
 }
 
 // checkRecipe builds c's call and judges it on every implementation in l (nil: the oracle alone);
 // a failing verdict records c as a reproducer and fails t with the replay command.
-func checkRecipe(t *rapid.T, name string, l *harness.Lib, c cases.Recipe) {
-	j := judgeRecipe(l, c)
-	j.report(t, name, l, c)
+func (r *Runner) checkRecipe(t *rapid.T, name string, l *harness.Lib, c cases.Recipe) {
+	j := r.judgeRecipe(l, c)
+	r.report(t, j, name, l, c)
 }
 
 // judged is a recipe's call and its verdicts, or why its call could not be built.
@@ -38,7 +33,8 @@ type judged struct {
 
 // judgeRecipe builds c's call and judges it on every implementation in l. It touches no
 // rapid.T, so several may run at once (decodePipeline).
-func judgeRecipe(l *harness.Lib, c cases.Recipe) judged {
+func (r *Runner) judgeRecipe(l *harness.Lib, c cases.Recipe) judged {
+	r.init()
 	t0 := time.Now()
 	call, err := c.Call()
 	build := time.Since(t0)
@@ -48,18 +44,21 @@ func judgeRecipe(l *harness.Lib, c cases.Recipe) judged {
 	d, decode := call.(*harness.DecodeCall)
 	if decode {
 		d.SkipContract = true // a property fails only on Fail verdicts: exact attention only for a failure's message
+		d.Timing = r.Timing
+		r.Timing.AddDuration("build", build)
+		r.Timing.Count()
 	}
 	t1 := time.Now()
 	vs := harness.CheckAll(l, call)
 	if decode {
-		harness.DecodeTiming.Add("judge", t1)
+		r.Timing.Add("judge", t1)
 	}
 	return judged{call: call, vs: vs, build: build}
 }
 
 // report fails t for a call that could not be built or a failing verdict, recording c as a
 // reproducer with the replay command.
-func (j judged) report(t *rapid.T, name string, l *harness.Lib, c cases.Recipe) {
+func (r *Runner) report(t *rapid.T, j judged, name string, l *harness.Lib, c cases.Recipe) {
 	if j.err != nil {
 		t.Fatalf("building the generated %s call: %v", name, j.err)
 	}
@@ -67,34 +66,42 @@ func (j judged) report(t *rapid.T, name string, l *harness.Lib, c cases.Recipe) 
 		if d, ok := c.(*cases.GPUDecodeCase); ok {
 			d.Record(j.call) // for the reproducer only: hashing every case's cache costs time
 		}
-		failLib(t, name, l, c, err)
+		r.failLib(t, name, l, c, err)
 	}
 }
 
-// gpuProp is a GPU property: draw a recipe, check it on $OCTANT_LIB, record a failure.
+// gpuProp is a GPU property: draw a recipe, check it on the runner's library, record a failure.
 func gpuProp[C any, P interface {
 	*C
 	cases.Recipe
-}](name string, gen *rapid.Generator[P]) func(*rapid.T) {
+}](r *Runner, name string, gen *rapid.Generator[P]) func(*rapid.T) {
 	return func(t *rapid.T) {
-		l := propLib(t)
-		checkRecipe(t, name, l, gen.Draw(t, "case"))
+		l := r.gpuLib(t)
+		r.checkRecipe(t, name, l, gen.Draw(t, "case"))
 	}
 }
 
-// PropGPUDecode: a decode call (GPUDecodeCases(GPUDecodeOptions())) passes on every decode tier.
-func PropGPUDecode(t *rapid.T) {
-	gpuProp(cases.PropNameGPUDecode, cases.GPUDecodeCases(cases.GPUDecodeOptions()))(t)
+// PropGPUDecode: a decode call (cases.GPUDecodeCases) passes on every decode tier.
+func (r *Runner) PropGPUDecode(t *rapid.T) {
+	gpuProp(r, cases.PropNameGPUDecode, cases.GPUDecodeCases(cases.GPUDecodeOptions()))(t)
 }
 
-// PropGPUStore: a store call (GPUStoreCases) passes on the library.
-func PropGPUStore(t *rapid.T) { gpuProp(cases.PropNameGPUStore, cases.GPUStoreCases())(t) }
+// PropGPUStore: a store call (cases.GPUStoreCases) passes on the library.
+func (r *Runner) PropGPUStore(t *rapid.T) {
+	gpuProp(r, cases.PropNameGPUStore, cases.GPUStoreCases())(t)
+}
 
-// PropGPURotate: a rotate call (GPURotateCases) passes on the library.
-func PropGPURotate(t *rapid.T) { gpuProp(cases.PropNameGPURotate, cases.GPURotateCases())(t) }
+// PropGPURotate: a rotate call (cases.GPURotateCases) passes on the library.
+func (r *Runner) PropGPURotate(t *rapid.T) {
+	gpuProp(r, cases.PropNameGPURotate, cases.GPURotateCases())(t)
+}
 
-// PropGPUReduce: a reduce call (GPUReduceCases) passes on the library.
-func PropGPUReduce(t *rapid.T) { gpuProp(cases.PropNameGPUReduce, cases.GPUReduceCases())(t) }
+// PropGPUReduce: a reduce call (cases.GPUReduceCases) passes on the library.
+func (r *Runner) PropGPUReduce(t *rapid.T) {
+	gpuProp(r, cases.PropNameGPUReduce, cases.GPUReduceCases())(t)
+}
 
-// PropGPUPrefill: a prefill call (GPUPrefillCases) passes on every prefill tier.
-func PropGPUPrefill(t *rapid.T) { gpuProp(cases.PropNameGPUPrefill, cases.GPUPrefillCases())(t) }
+// PropGPUPrefill: a prefill call (cases.GPUPrefillCases) passes on every prefill tier.
+func (r *Runner) PropGPUPrefill(t *rapid.T) {
+	gpuProp(r, cases.PropNameGPUPrefill, cases.GPUPrefillCases())(t)
+}

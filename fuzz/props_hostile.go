@@ -1,30 +1,15 @@
 package fuzz
 
 import (
-	"errors"
-
 	"github.com/octant-kv/octant/cases"
-	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
 )
 
-// mnmLib is $OCTANT_LIB's library, or nil (the oracle alone) when it is not set.
-func mnmLib(t *rapid.T) *harness.Lib {
-	l, err := harness.Env()
-	if errors.Is(err, harness.ErrNoLib) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("opening %s: %v", harness.LibEnv, err)
-	}
-	return l
-}
-
 // mustNotMatter is a must-not-matter property: draw a case with set, a fill seed, check it on
-// $OCTANT_LIB (or the oracle alone), record a failure.
-func mustNotMatter(name string, regions cases.Region, set func(t *rapid.T, m *cases.MustNotMatterCase)) func(*rapid.T) {
+// the runner's library (or the oracle alone), record a failure.
+func (r *Runner) mustNotMatter(name string, regions cases.Region, set func(t *rapid.T, m *cases.MustNotMatterCase)) func(*rapid.T) {
 	return func(t *rapid.T) {
-		l := mnmLib(t)
+		l := r.Lib
 		m := &cases.MustNotMatterCase{Regions: regions}
 		set(t, m)
 		m.Seed = rapid.Uint64().Draw(t, "hostile_seed")
@@ -34,32 +19,32 @@ func mustNotMatter(name string, regions cases.Region, set func(t *rapid.T, m *ca
 					m.Decode.Record(c)
 				}
 			}
-			failLib(t, name, l, m, err)
+			r.failLib(t, name, l, m, err)
 		}
 	}
 }
 
 // PropMustNotMatterDecode: a decode call (GPUDecodeCases) and the same call with hostile content in
 // every input it must not depend on (DecodeRegions) give the same output bits.
-func PropMustNotMatterDecode(t *rapid.T) {
-	mustNotMatter(cases.PropNameMNMDecode, cases.DecodeRegions, func(t *rapid.T, m *cases.MustNotMatterCase) {
+func (r *Runner) PropMustNotMatterDecode(t *rapid.T) {
+	r.mustNotMatter(cases.PropNameMNMDecode, cases.DecodeRegions, func(t *rapid.T, m *cases.MustNotMatterCase) {
 		m.Decode = cases.GPUDecodeCases(cases.GPUDecodeOptions()).Draw(t, "case")
 	})(t)
 }
 
 // PropMustNotMatterPrefill: the same for prefill (PrefillRegions).
-func PropMustNotMatterPrefill(t *rapid.T) {
-	mustNotMatter(cases.PropNameMNMPrefill, cases.PrefillRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Prefill = cases.GPUPrefillCases().Draw(t, "case") })(t)
+func (r *Runner) PropMustNotMatterPrefill(t *rapid.T) {
+	r.mustNotMatter(cases.PropNameMNMPrefill, cases.PrefillRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Prefill = cases.GPUPrefillCases().Draw(t, "case") })(t)
 }
 
 // PropMustNotMatterStore: the same for cache_store (StoreRegions): the cache after the store.
-func PropMustNotMatterStore(t *rapid.T) {
-	mustNotMatter(cases.PropNameMNMStore, cases.StoreRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Store = cases.GPUStoreCases().Draw(t, "case") })(t)
+func (r *Runner) PropMustNotMatterStore(t *rapid.T) {
+	r.mustNotMatter(cases.PropNameMNMStore, cases.StoreRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Store = cases.GPUStoreCases().Draw(t, "case") })(t)
 }
 
 // PropMustNotMatterReduce: the same for reduce (ReduceRegions).
-func PropMustNotMatterReduce(t *rapid.T) {
-	mustNotMatter(cases.PropNameMNMReduce, cases.ReduceRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Reduce = cases.GPUReduceCases().Draw(t, "case") })(t)
+func (r *Runner) PropMustNotMatterReduce(t *rapid.T) {
+	r.mustNotMatter(cases.PropNameMNMReduce, cases.ReduceRegions, func(t *rapid.T, m *cases.MustNotMatterCase) { m.Reduce = cases.GPUReduceCases().Draw(t, "case") })(t)
 }
 
 // PropIsolationDecode: a decode call (IsolationCases) and the same call with the slots between
@@ -67,21 +52,23 @@ func PropMustNotMatterReduce(t *rapid.T) {
 // every tier that does not declare coupled rows, and pass their judgement on every tier. A failure
 // records the case (its recipe with its digest, cuts and poison seed) as a reproducer under
 // corpus/regressions/decode and ends with its replay command, as the other GPU properties do.
-func PropIsolationDecode(t *rapid.T) { isolationProp(cases.IsolationCases())(t) }
+func (r *Runner) PropIsolationDecode(t *rapid.T) { r.isolationProp(cases.IsolationCases())(t) }
 
 // PropIsolationDecodeSmall is PropIsolationDecode over FuzzDecode's small calls alone
 // (IsolationSmallCases): TestIsolationDecode's -short form, judged on every tier the same way.
-func PropIsolationDecodeSmall(t *rapid.T) { isolationProp(cases.IsolationSmallCases())(t) }
+func (r *Runner) PropIsolationDecodeSmall(t *rapid.T) {
+	r.isolationProp(cases.IsolationSmallCases())(t)
+}
 
-// isolationProp is the isolation property over the cases of gen, on $OCTANT_LIB or the oracle
+// isolationProp is the isolation property over the cases of gen, on the runner's library or the oracle
 // alone; a failure records its reproducer.
-func isolationProp(gen *rapid.Generator[*cases.IsolationCase]) func(*rapid.T) {
+func (r *Runner) isolationProp(gen *rapid.Generator[*cases.IsolationCase]) func(*rapid.T) {
 	return func(t *rapid.T) {
-		l := mnmLib(t)
+		l := r.Lib
 		m := gen.Draw(t, "iso")
 		if _, err := cases.CheckIsolationCase(l, m); err != nil {
 			m.Record()
-			failLib(t, cases.PropNameIsoDecode, l, m, err)
+			r.failLib(t, cases.PropNameIsoDecode, l, m, err)
 		}
 	}
 }

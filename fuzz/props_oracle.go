@@ -18,10 +18,10 @@ import (
 //     again gives, for every dim, the exact code of L[c]·mult/rms(L[c]) (or its neighbour at a
 //     rule-2 tie), and wherever the codes come back unchanged the fp16 scale does too;
 //   - is judged Identical by oracle.AcceptSlot, byte for byte, with a zero pad.
-func PropSlotRoundTrip(t *rapid.T) {
+func (r *Runner) PropSlotRoundTrip(t *rapid.T) {
 	c := cases.SlotCases(cases.SlotCaseOptions{NonFinite: 2}).Draw(t, "case")
 	if err := cases.CheckSlotRoundTrip(c); err != nil {
-		fail(t, cases.PropNameSlotRoundTrip, c, err)
+		r.fail(t, cases.PropNameSlotRoundTrip, c, err)
 	}
 }
 
@@ -30,10 +30,10 @@ func PropSlotRoundTrip(t *rapid.T) {
 // every difference as a tie (then Explained); a flipped pad bit changes no verdict (only
 // PadNonZero); in a group with non-finite input a flipped code is Explained and a scale that stops
 // being ±0 is Unexplained.
-func PropSlotAcceptance(t *rapid.T) {
+func (r *Runner) PropSlotAcceptance(t *rapid.T) {
 	c := cases.SlotCases(cases.SlotCaseOptions{NonFinite: 2, Flips: 8}).Draw(t, "case")
 	if err := cases.CheckSlotAcceptance(c); err != nil {
-		fail(t, cases.PropNameSlotAcceptance, c, err)
+		r.fail(t, cases.PropNameSlotAcceptance, c, err)
 	}
 }
 
@@ -41,7 +41,7 @@ func PropSlotAcceptance(t *rapid.T) {
 // oracle.MergePartials equals oracle.ExactDecode element by element within the float64 bound of
 // mergeBound (derived there, stated in every failure), and rows with no readable token are exactly
 // zero in both.
-func PropMergePartials(t *rapid.T) {
+func (r *Runner) PropMergePartials(t *rapid.T) {
 	c := cases.MergeCases().Draw(t, "case")
 	in, err := c.Decode.Build()
 	if err != nil {
@@ -49,7 +49,7 @@ func PropMergePartials(t *rapid.T) {
 	}
 	c.Digest = cases.Digest(in)
 	if err := cases.CheckMergeBuilt(c, in); err != nil {
-		fail(t, cases.PropNameMerge, c, err)
+		r.fail(t, cases.PropNameMerge, c, err)
 	}
 }
 
@@ -58,9 +58,9 @@ func PropMergePartials(t *rapid.T) {
 // against the searchsorted form #{j ≥ 1 : qsl[j] ≤ t}), on valid inputs value for value and on
 // invalid ones by refusing; on valid inputs decode rows see klen = seq_len, MTP runs rise by one
 // and every request's last token sees its whole sequence.
-func PropQueryMaps(t *rapid.T) {
+func (r *Runner) PropQueryMaps(t *rapid.T) {
 	c := cases.QueryMapCases().Draw(t, "case")
 	if err := cases.CheckQueryMaps(c); err != nil {
-		fail(t, cases.PropNameQueryMaps, c, err)
+		r.fail(t, cases.PropNameQueryMaps, c, err)
 	}
 }

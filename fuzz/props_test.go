@@ -1,7 +1,6 @@
 package fuzz
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,32 +15,40 @@ import (
 // `go test` replays too.
 
 func TestSlotRoundTrip(t *testing.T) {
-	rapid.Check(t, Counted(cases.PropNameSlotRoundTrip, PropSlotRoundTrip))
+	rapid.Check(t, run.Counted(cases.PropNameSlotRoundTrip, run.PropSlotRoundTrip))
 }
 
-func FuzzSlotRoundTrip(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropSlotRoundTrip))) }
+func FuzzSlotRoundTrip(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), run.PropSlotRoundTrip)))
+}
 
 func TestSlotAcceptance(t *testing.T) {
-	rapid.Check(t, Counted(cases.PropNameSlotAcceptance, PropSlotAcceptance))
+	rapid.Check(t, run.Counted(cases.PropNameSlotAcceptance, run.PropSlotAcceptance))
 }
 
-func FuzzSlotAcceptance(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropSlotAcceptance))) }
+func FuzzSlotAcceptance(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), run.PropSlotAcceptance)))
+}
 
-func TestQueryMaps(t *testing.T) { rapid.Check(t, Counted(cases.PropNameQueryMaps, PropQueryMaps)) }
+func TestQueryMaps(t *testing.T) {
+	rapid.Check(t, run.Counted(cases.PropNameQueryMaps, run.PropQueryMaps))
+}
 
-func FuzzQueryMaps(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropQueryMaps))) }
+func FuzzQueryMaps(f *testing.F) { f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), run.PropQueryMaps))) }
 
-func TestMergePartials(t *testing.T) { rapid.Check(t, Counted(cases.PropNameMerge, PropMergePartials)) }
+func TestMergePartials(t *testing.T) {
+	rapid.Check(t, run.Counted(cases.PropNameMerge, run.PropMergePartials))
+}
 
-func FuzzMergePartials(f *testing.F) { f.Fuzz(rapid.MakeFuzz(Counted(f.Name(), PropMergePartials))) }
+func FuzzMergePartials(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), run.PropMergePartials)))
+}
 
 // TestProgress: a counted property reports its count once per interval, not before.
 func TestProgress(t *testing.T) {
 	var b strings.Builder
-	progressOut = &b
-	defer func() { progressOut = os.Stderr }()
-	t.Setenv(ProgressEnv, "50ms")
-	p := Counted("test-progress", func(*rapid.T) {})
+	r := &Runner{Progress: 50 * time.Millisecond, ProgressOut: &b}
+	p := r.Counted("test-progress", func(*rapid.T) {})
 	p(nil)
 	if b.Len() != 0 {
 		t.Fatalf("reported before the interval: %q", b.String())

@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/cases"
-	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 )
 
 // TestReplayRegressions replays every reproducer under corpus/regressions (a file stays red until
 // what it found is fixed): against the oracle, and GPU reproducers also on every implementation in
 // $OCTANT_LIB when it is set (make emu-test runs them on the CPU emulator).
 func TestReplayRegressions(t *testing.T) {
-	lib, err := harness.Env()
-	if err != nil && !errors.Is(err, harness.ErrNoLib) {
+	lib, err := harnesstest.EnvLib()
+	if err != nil && !errors.Is(err, harnesstest.ErrNoLib) {
 		t.Fatal(err)
 	}
 	root, err := cases.ModuleRoot()
@@ -50,7 +50,7 @@ func TestReplayRegressions(t *testing.T) {
 // replay command, and Replay rebuilds each property's case.
 func TestReproducerRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(cases.RegressionsEnv, dir)
+	run := &Runner{Regressions: dir}
 	for seed := 0; seed < 8; seed++ {
 		// One case of every property, each written as if it had failed, then replayed.
 		for _, p := range cases.Properties() {
@@ -71,14 +71,14 @@ func TestReproducerRoundTrip(t *testing.T) {
 				m.Digest = cases.Digest(in)
 				c = m
 			}
-			path, err := recordFailure(p.Name, c, errors.New("synthetic failure"), nil)
+			path, err := run.recordFailure(p.Name, c, errors.New("synthetic failure"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := filepath.Join(dir, p.Op); filepath.Dir(path) != want {
 				t.Fatalf("reproducer written to %s, expected under %s", path, want)
 			}
-			msg := failureMessage(p.Name, errors.New("synthetic failure"), path, nil, nil)
+			msg := run.failureMessage(p.Name, errors.New("synthetic failure"), path, nil, nil)
 			if lines := strings.Split(msg, "\n"); !strings.HasPrefix(lines[len(lines)-1], "replay: "+cases.ReplayCommand+" ") {
 				t.Fatalf("failure message does not end with the replay command: %q", msg)
 			}

@@ -33,7 +33,7 @@ func flatDecodeSpec(n int) *cases.DecodeSpec {
 // TestSkipContractZeros: a tier that writes zeros fails with and without SkipContract (the fuzz
 // targets' setting), at a length where its zeros lie within every element's bound.
 func TestSkipContractZeros(t *testing.T) {
-	l := harness.EnvOrSkip(t)
+	l := harnesstest.LibOrSkip(t)
 	in, err := flatDecodeSpec(1 << 15).Build()
 	if err != nil {
 		t.Fatal(err)

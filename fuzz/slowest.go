@@ -10,16 +10,13 @@ import (
 	"github.com/octant-kv/octant/cases"
 )
 
-// slowCases keeps TestGPUDecode's slowest cases (build and judge wall), so that a throughput run
-// shows which cases set its pace (TestGPUDecode logs them).
-var slowCases = &slowest{keep: 5}
-
 type slowCase struct {
 	wall time.Duration
 	desc string
 }
 
-// slowest is the keep slowest of the cases added, by wall time.
+// slowest is the keep slowest of the cases added, by wall time (build and judge): a throughput run
+// shows which cases set its pace (TestGPUDecode logs them, Runner.Slowest).
 type slowest struct {
 	mu    sync.Mutex
 	keep  int
@@ -50,4 +47,10 @@ func (s *slowest) String() string {
 		fmt.Fprintf(&b, "\n  %v  %s", c.wall.Round(time.Millisecond), c.desc)
 	}
 	return b.String()
+}
+
+// Slowest lists the runner's slowest decode cases, one per line.
+func (r *Runner) Slowest() string {
+	r.init()
+	return r.slow.String()
 }

@@ -41,6 +41,11 @@ type DecodeCall struct {
 	// TableTail is uploaded after the block table's num_reqs rows: rows a serving engine has
 	// preallocated for requests not in this batch (stale ids). No result may depend on them.
 	TableTail []int32
+	// Timing, when set, accumulates where the judge's time goes on this call (oracle: the profile
+	// models of every tier, one computation, while the device runs; exact: exact attention;
+	// device: each tier's uploads, launches, read-back and buffer checks, twice per tier, the
+	// tiers on their own goroutines, so that their sum may exceed the wall time).
+	Timing *Timing
 
 	memo oracleMemo
 }
@@ -60,14 +65,6 @@ func (c *DecodeCall) workgroups() int {
 	qg := max(1, c.QueryGroup)
 	return (c.In.NumQ() + qg - 1) / qg * c.NumSplits * c.In.Cache.NumKVHeads
 }
-
-// DecodeTiming accumulates where the decode judge's time goes (oracle: the profile models of
-// every tier, one computation, while the device runs; exact: exact attention; device: each tier's
-// uploads, launches, read-back and buffer checks, twice per tier, the tiers on their own
-// goroutines, so that their sum may exceed the wall time and includes waiting for the library).
-// The decode fuzz target counts its cases and adds its build time and the judges' wall time
-// (judge: harness.CheckAll), and logs it: means are per case, every tier of the case included.
-var DecodeTiming = NewTiming()
 
 // oracleMemo computes the oracle's side of a call once, for every implementation judged on it,
 // and lets the computation run while the device does.
@@ -148,7 +145,7 @@ func (c *DecodeCall) profiles(ps []oracle.Profile) {
 	}
 	c.memo.startAll(keys, func(todo []string) ([]any, error) {
 		t0 := time.Now()
-		defer DecodeTiming.Add("oracle", t0)
+		defer c.Timing.Add("oracle", t0)
 		var want []oracle.Profile
 		for _, k := range todo {
 			want = append(want, oracle.Profile(strings.TrimPrefix(k, "profile/")))
@@ -169,7 +166,7 @@ func (c *DecodeCall) profiles(ps []oracle.Profile) {
 func (c *DecodeCall) profile(p oracle.Profile) func() (*oracle.ProfileResult, error) {
 	w := c.memo.start(profileKey(p), func() (any, error) {
 		t0 := time.Now()
-		defer DecodeTiming.Add("oracle", t0)
+		defer c.Timing.Add("oracle", t0)
 		r, err := oracle.DecodeProfile(p, c.In, oracle.ProfileOptions{Out: c.Dtype.Oracle()})
 		if err != nil {
 			return nil, fmt.Errorf("oracle.DecodeProfile(%s): %w", p, err)
@@ -187,7 +184,7 @@ func (c *DecodeCall) profile(p oracle.Profile) func() (*oracle.ProfileResult, er
 func (c *DecodeCall) exact() func() ([]float64, error) {
 	w := c.memo.start("exact", func() (any, error) {
 		t0 := time.Now()
-		defer DecodeTiming.Add("exact", t0)
+		defer c.Timing.Add("exact", t0)
 		return oracle.ExactDecode(c.In)
 	})
 	return func() ([]float64, error) {
@@ -252,7 +249,7 @@ func (c *DecodeCall) judge(l *Lib, im Impl) Verdict {
 		t0 := time.Now()
 		raw, err = runTwice("decode", l.repeat(c.workgroups()), func() ([]uint16, error) { return c.runLib(l, im.Tier) },
 			func(e int) string { return elemName(e, c.In.NumQHeads, c.In.Cache.F.HeadSize) })
-		DecodeTiming.Add("device", t0)
+		c.Timing.Add("device", t0)
 	}
 	if err != nil {
 		return v.fail(err)

@@ -1,5 +1,5 @@
 // Package harness is Octant's one judge of the Octave kernels: every caller that runs a kernel
-// and decides whether its output is right — the kernel grid tests (kernels/*_test.go), the fuzz
+// and decides whether its output is right — the kernel grid tests, the fuzz
 // targets (package fuzz), `octant conform`, `octant replay` and `octant mutate` (through the
 // test binaries it runs) — goes through the functions here, so that a case means the same thing
 // wherever it comes from. It is in the style of Go's crypto/internal/cryptotest: one test body,
@@ -7,9 +7,10 @@
 //
 // # Contract
 //
-//   - A [Lib] is a kernel library, its device 0 and the tiers the device offers ([Open], or
-//     [Env] for $OCTANT_LIB, restricted to the tiers $OCTANT_TIERS names when it is set; an
-//     unknown name is an error listing the tiers offered).
+//   - A [Lib] is a kernel library, its device 0 and the tiers the device offers ([Open];
+//     [Lib.Only] restricts it to named tiers, an unknown name an error listing the tiers offered).
+//     The caller opens it: a command from its --lib flag, a test binary from its settings
+//     (harnesstest.EnvLib).
 //   - A [Call] is one call of an op with concrete inputs: [DecodeCall], [PrefillCall],
 //     [StoreCall], [ReduceCall], [RotateCall]. Whoever builds it (a grid, a rapid generator, the
 //     seeded conformance generator, a reproducer), the judge is the same.
@@ -30,9 +31,9 @@
 //     contract's relative L2 of exact attention and the declared profile's model or the output
 //     dtype's rounding explains it; Fail when neither does (a bound too loose to judge the case:
 //     long context, cancelling terms); Pass otherwise. Docs: docs/contract.md §5, docs/bounds.md.
-//   - [Reproducer] is the file format of a failing case (corpus/regressions/<op>/*.json),
-//     written by the fuzz properties and `octant conform`, replayed by `octant replay` and
-//     `make test`.
+//   - The judge reads no environment, no file and no flag: a case comes in as a Call, every
+//     setting as an argument, and the verdict goes back to the caller (package cases owns the
+//     reproducer a failing case is written as).
 //
 // Adding a tier to every judge is adding it to the library (csrc), the registry (arch) and its
 // profile to the oracle: [Impls] picks it up from the device's tier list.

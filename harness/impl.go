@@ -1,9 +1,7 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
-	"testing"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
@@ -48,31 +46,4 @@ func Impls(l *Lib, op arch.Op) ([]Impl, error) {
 			l.Dev.Info.Name, l.Dev.Info.Arch, l.TierNames(), op)
 	}
 	return out, nil
-}
-
-// EnvOrSkip returns the library of $OCTANT_LIB, skipping the test when it is not set and failing
-// it when the library cannot be opened.
-func EnvOrSkip(tb testing.TB) *Lib {
-	tb.Helper()
-	l, err := Env()
-	if errors.Is(err, ErrNoLib) {
-		tb.Skip(err)
-	}
-	if err != nil {
-		tb.Fatalf("%s: %v", LibEnv, err)
-	}
-	return l
-}
-
-// ForEachImpl runs fn once per implementation of op in l (nil: the oracle alone), each in a
-// subtest named for it: one test body, every implementation.
-func ForEachImpl(t *testing.T, l *Lib, op arch.Op, fn func(t *testing.T, im Impl)) {
-	t.Helper()
-	impls, err := Impls(l, op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, im := range impls {
-		t.Run(im.Name, func(t *testing.T) { fn(t, im) })
-	}
 }

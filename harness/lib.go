@@ -3,21 +3,12 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
 )
-
-// LibEnv names the environment variable that holds the kernel library the tests run
-// (build/liboctave_cuda.so, build/liboctave_hip.so, or the CPU emulator build/liboctave_emu.so).
-const LibEnv = "OCTANT_LIB"
-
-// ErrNoLib is returned by Env when $OCTANT_LIB is not set: tests that need a library skip with it.
-var ErrNoLib = errors.New(LibEnv + " not set: set it to a kernel library (make emu: build/liboctave_emu.so; make cuda; make hip) to run the kernels")
 
 // Lib is an opened kernel library, its device 0 and the tiers the device offers: what every judge
 // runs implementations on.
@@ -132,34 +123,6 @@ const maxEmuRepeat = 256
 // repeat reports whether a call of the given number of workgroups runs twice.
 func (l *Lib) repeat(workgroups int) bool { return !l.emulator() || workgroups <= maxEmuRepeat }
 
-var envLib struct {
-	once sync.Once
-	l    *Lib
-	err  error
-}
-
-// TiersEnv names the environment variable that, when set, restricts the library Env opens to the
-// listed tiers (comma-separated names, such as "portable" or "wmma-model"): to fuzz one tier while
-// it is being developed, or to measure a tier's share of a target's time.
-const TiersEnv = "OCTANT_TIERS"
-
-// Env opens $OCTANT_LIB once per process (ErrNoLib when unset), restricted to $OCTANT_TIERS when
-// that is set.
-func Env() (*Lib, error) {
-	envLib.once.Do(func() {
-		p := os.Getenv(LibEnv)
-		if p == "" {
-			envLib.err = ErrNoLib
-			return
-		}
-		envLib.l, envLib.err = Open(p)
-		if envLib.err == nil && os.Getenv(TiersEnv) != "" {
-			envLib.l, envLib.err = envLib.l.Only(strings.Split(os.Getenv(TiersEnv), ","))
-		}
-	})
-	return envLib.l, envLib.err
-}
-
 // Only returns a view of l that offers only the named tiers, in l's order; a name the device does
 // not offer is an error that lists the tiers it does.
 func (l *Lib) Only(names []string) (*Lib, error) {
@@ -168,7 +131,7 @@ func (l *Lib) Only(names []string) (*Lib, error) {
 	for _, n := range names {
 		n = strings.TrimSpace(n)
 		if !slices.Contains(l.TierNames(), n) {
-			return nil, fmt.Errorf("%s=%q: tier %q is not offered by %s: expected a comma-separated list of %s", TiersEnv, strings.Join(names, ","), n, l.Path, strings.Join(l.TierNames(), ", "))
+			return nil, fmt.Errorf("tiers %q: tier %q is not offered by %s: expected some of %s", strings.Join(names, ","), n, l.Path, strings.Join(l.TierNames(), ", "))
 		}
 	}
 	for _, t := range l.Tiers {
@@ -177,11 +140,4 @@ func (l *Lib) Only(names []string) (*Lib, error) {
 		}
 	}
 	return &v, nil
-}
-
-// CloseEnv closes the library Env opened, if any (a test binary's TestMain).
-func CloseEnv() {
-	if envLib.l != nil {
-		envLib.l.Close()
-	}
 }

@@ -10,7 +10,8 @@ import (
 // Timing accumulates where a judge's time goes, per phase (the decode judge's: oracle, the
 // profile model; exact, exact attention, both computed while the device runs; device: uploads,
 // launches, read-back and the buffer checks, twice per tier; a caller may add its own, such as
-// build). The fuzz targets log it, so a throughput run shows what to speed up.
+// build). The decode fuzz target logs it (DecodeCall.Timing), so a throughput run shows what to
+// speed up.
 type Timing struct {
 	mu     sync.Mutex
 	cases  int
@@ -20,16 +21,24 @@ type Timing struct {
 // NewTiming returns an empty Timing.
 func NewTiming() *Timing { return &Timing{phases: map[string]time.Duration{}} }
 
-// Add adds the time since since to phase.
-func (t *Timing) Add(phase string, since time.Time) {
-	d := time.Since(since)
+// Add adds the time since since to phase. A nil Timing records nothing.
+func (t *Timing) Add(phase string, since time.Time) { t.AddDuration(phase, time.Since(since)) }
+
+// AddDuration adds d to phase. A nil Timing records nothing.
+func (t *Timing) AddDuration(phase string, d time.Duration) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	t.phases[phase] += d
 	t.mu.Unlock()
 }
 
-// Count counts one case.
+// Count counts one case. A nil Timing counts nothing.
 func (t *Timing) Count() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	t.cases++
 	t.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -49,7 +50,7 @@ func TestDecodeLongFirst(t *testing.T) {
 			s := c.build(t, l, rng)
 			call := s.call()
 			t.Logf("num_q %d, Hq %d, lens %v: build+store %v", s.nq, s.hq, c.lens, time.Since(t0).Round(time.Millisecond))
-			harness.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
+			harnesstest.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
 				t1 := time.Now()
 				report(t, "decode", harness.Check(l, im, call))
 				t.Logf("decode twice+oracle+check %v", time.Since(t1).Round(time.Millisecond))

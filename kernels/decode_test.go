@@ -9,6 +9,7 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -243,7 +244,7 @@ func runDecodeCase(t *testing.T, c *decodeCase) {
 	}
 	call := s.call()
 	tBuild := time.Since(t0)
-	harness.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
+	harnesstest.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
 		if c.tiers != nil {
 			c.tiers(t, im)
 		}

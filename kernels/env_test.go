@@ -21,6 +21,7 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -30,7 +31,7 @@ var seedFlag = flag.Uint64("octant.seed", 1, "seed of the kernel test grids and 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if *gridDeadline > 0 {
-		l, _ := harness.Env()
+		l, _ := harnesstest.EnvLib()
 		msg, err := judged.deadlineVerdict(l)
 		if msg != "" {
 			fmt.Println(msg)
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 			code = max(code, 1)
 		}
 	}
-	harness.CloseEnv()
+	harnesstest.CloseEnvLib()
 	os.Exit(code)
 }
 
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) {
 // is not set.
 func lib(t testing.TB) *harness.Lib {
 	t.Helper()
-	return harness.EnvOrSkip(t)
+	return harnesstest.LibOrSkip(t)
 }
 
 // device is lib(t)'s device, for the tests that call the binding directly (errors, empty calls,
@@ -70,11 +71,11 @@ func libImpl(t testing.TB, l *harness.Lib, op arch.Op) harness.Impl {
 }
 
 // forEachTier runs fn once per tier of the library that implements op, as a subtest named after
-// the tier (harness.ForEachImpl), for the tests that call a tier through the binding directly:
+// the tier (harnesstest.ForEachImpl), for the tests that call a tier through the binding directly:
 // the error tables and the upstream-shaped conventional suite.
 func forEachTier(t *testing.T, op arch.Op, fn func(t *testing.T, tier kernels.TierDesc)) {
 	t.Helper()
-	harness.ForEachImpl(t, lib(t), op, func(t *testing.T, im harness.Impl) { fn(t, im.Tier) })
+	harnesstest.ForEachImpl(t, lib(t), op, func(t *testing.T, im harness.Impl) { fn(t, im.Tier) })
 }
 
 // report turns a harness verdict into the test's outcome: Fail fails the case (with its

@@ -11,6 +11,7 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/corpus/golden"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -113,7 +114,7 @@ func TestDecodeGolden(t *testing.T) {
 				path := fmt.Sprintf("%s/splits%d/qg%d", gc.Name, ns, qg)
 				t.Run(path, func(t *testing.T) {
 					call := &harness.DecodeCall{In: in, Dtype: harness.F16, NumSplits: ns, QueryGroup: qg}
-					harness.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
+					harnesstest.ForEachImpl(t, l, arch.Decode, func(t *testing.T, im harness.Impl) {
 						v := harness.Check(l, im, call)
 						report(t, "decode of a golden case", v)
 						if v.Output == nil {

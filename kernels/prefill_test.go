@@ -9,6 +9,7 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -127,7 +128,7 @@ func runPrefillCase(t *testing.T, c *prefillCase) {
 		call.OutPad = 32
 	}
 	tBuild := time.Since(t0)
-	harness.ForEachImpl(t, l, arch.Prefill, func(t *testing.T, im harness.Impl) {
+	harnesstest.ForEachImpl(t, l, arch.Prefill, func(t *testing.T, im harness.Impl) {
 		if c.tiers != nil {
 			c.tiers(t, im)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/bench"
 	"github.com/octant-kv/octant/internal/provenance"
+	"github.com/octant-kv/octant/internal/settings"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -92,7 +93,12 @@ flags:
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lib := fs.String("lib", os.Getenv("OCTANT_LIB"), "kernel library (liboctave_cuda.so, liboctave_hip.so, liboctave_emu.so); default $OCTANT_LIB")
+	env, err := settings.FromEnv()
+	if err != nil {
+		fmt.Fprintln(stderr, "octant bench:", err)
+		return 2
+	}
+	lib := fs.String("lib", env.Lib, "kernel library (liboctave_cuda.so, liboctave_hip.so, liboctave_emu.so); default $"+settings.LibEnv)
 	device := fs.Int("device", 0, "device index")
 	specList := fs.String("specs", bench.DefaultSpecs, "comma-separated specs")
 	reps := fs.Int("reps", 50, "timed iterations per spec")

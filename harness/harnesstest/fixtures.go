@@ -1,4 +1,5 @@
-// Package harnesstest makes kernel libraries that are wrong in known ways, to test the judge and
+// Package harnesstest opens the test binaries' library (EnvLib, LibOrSkip, ForEachImpl) and makes
+// kernel libraries that are wrong in known ways, to test the judge and
 // every caller of it (fuzz properties, the kernel grids, the conformance battery, replay), in the
 // way net/http/httptest makes servers. Each fixture is a view of an opened library (normally the
 // CPU emulator build, make emu) with one thing changed; the judge must reach the fixture's

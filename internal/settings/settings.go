@@ -1,0 +1,92 @@
+// Package settings is the one place Octant reads its environment. Library packages (harness,
+// cases, fuzz, conformance, bench) take every setting as an argument; the callers — the commands
+// in cmd/ (as flag defaults) and the test binaries (in TestMain or a test helper) — read them here
+// once and pass them down. A malformed value is an error that names the variable, the value and
+// what was expected, never a silent default.
+package settings
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The environment variables Octant reads.
+const (
+	// LibEnv names the kernel library the tests and the commands' --lib default to.
+	LibEnv = "OCTANT_LIB"
+	// TiersEnv restricts the library to the listed tiers (comma-separated names, such as
+	// "portable" or "wmma-model"): to fuzz one tier while it is being developed.
+	TiersEnv = "OCTANT_TIERS"
+	// ReplayCmdEnv replaces the replay command in failure messages (a machine without Go runs
+	// the prebuilt binary: OCTANT_REPLAY_CMD="bin/octant replay").
+	ReplayCmdEnv = "OCTANT_REPLAY_CMD"
+	// RegressionsEnv is the directory failing properties write reproducers to (default:
+	// corpus/regressions at the module root), or "off" to write none.
+	RegressionsEnv = "OCTANT_REGRESSIONS"
+	// DecodeWorkersEnv is how many decode cases TestGPUDecode judges at once (1..64).
+	DecodeWorkersEnv = "OCTANT_DECODE_WORKERS"
+	// ProgressEnv is how often a long property run reports its count (a Go duration; "off":
+	// never).
+	ProgressEnv = "OCTANT_PROGRESS"
+)
+
+// DefaultProgress is the progress interval when ProgressEnv is unset.
+const DefaultProgress = 30 * time.Second
+
+// Settings are the values of Octant's environment variables.
+type Settings struct {
+	Lib   string   // LibEnv; "" when unset
+	Tiers []string // TiersEnv, split at commas; nil when unset
+	// ReplayCmd is ReplayCmdEnv; "" when unset (the caller's default applies).
+	ReplayCmd string
+	// Regressions is RegressionsEnv when RegressionsSet; "off" and "" mean no reproducers.
+	Regressions    string
+	RegressionsSet bool
+	DecodeWorkers  int           // DecodeWorkersEnv; 0 when unset
+	Progress       time.Duration // ProgressEnv; DefaultProgress when unset, 0 for "off"
+}
+
+// FromEnv reads the settings from the process environment.
+func FromEnv() (Settings, error) { return Parse(os.LookupEnv) }
+
+// Parse reads the settings through lookup (os.LookupEnv, or a map in a test).
+func Parse(lookup func(string) (string, bool)) (Settings, error) {
+	get := func(k string) string { v, _ := lookup(k); return v }
+	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress}
+	if v := get(TiersEnv); v != "" {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return Settings{}, fmt.Errorf("%s=%q: an empty tier name, expected comma-separated tier names", TiersEnv, v)
+			}
+			s.Tiers = append(s.Tiers, strings.TrimSpace(n))
+		}
+	}
+	s.Regressions, s.RegressionsSet = lookup(RegressionsEnv)
+	if v := get(DecodeWorkersEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			return Settings{}, fmt.Errorf("%s=%q: expected a number of cases judged at once in 1..64", DecodeWorkersEnv, v)
+		}
+		s.DecodeWorkers = n
+	}
+	switch v := get(ProgressEnv); v {
+	case "":
+	case "off":
+		s.Progress = 0
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Settings{}, fmt.Errorf("%s=%q: expected a positive Go duration (30s, 2m) or \"off\"", ProgressEnv, v)
+		}
+		s.Progress = d
+	}
+	return s, nil
+}
+
+// NoReproducers reports whether the settings turn writing reproducers off.
+func (s Settings) NoReproducers() bool {
+	return s.RegressionsSet && (s.Regressions == "" || s.Regressions == "off")
+}

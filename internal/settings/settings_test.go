@@ -1,0 +1,55 @@
+package settings
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+// TestParse: each variable's value is read as documented; unset variables give the defaults.
+func TestParse(t *testing.T) {
+	got, err := Parse(lookup(map[string]string{LibEnv: "build/liboctave_emu.so", TiersEnv: "portable, wmma-model",
+		ReplayCmdEnv: "bin/octant replay", RegressionsEnv: "off", DecodeWorkersEnv: "8", ProgressEnv: "2m"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Settings{Lib: "build/liboctave_emu.so", Tiers: []string{"portable", "wmma-model"}, ReplayCmd: "bin/octant replay",
+		Regressions: "off", RegressionsSet: true, DecodeWorkers: 8, Progress: 2 * time.Minute}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Parse (-want +got):\n%s", d)
+	}
+	if !got.NoReproducers() {
+		t.Errorf("%s=off: NoReproducers false", RegressionsEnv)
+	}
+	def, err := Parse(lookup(nil))
+	if err != nil || def.Progress != DefaultProgress || def.DecodeWorkers != 0 || def.RegressionsSet || def.NoReproducers() || def.Tiers != nil {
+		t.Errorf("unset: %+v, %v", def, err)
+	}
+	if p, _ := Parse(lookup(map[string]string{ProgressEnv: "off"})); p.Progress != 0 {
+		t.Errorf("%s=off: progress %v, expected 0", ProgressEnv, p.Progress)
+	}
+}
+
+// TestParseRefuses: a malformed value is an error naming the variable and what was expected,
+// never a silent default.
+func TestParseRefuses(t *testing.T) {
+	for _, c := range []struct{ k, v, want string }{
+		{DecodeWorkersEnv, "0", "expected a number of cases judged at once in 1..64"},
+		{DecodeWorkersEnv, "65", "expected a number of cases judged at once in 1..64"},
+		{DecodeWorkersEnv, "eight", "expected a number of cases judged at once in 1..64"},
+		{ProgressEnv, "soon", "expected a positive Go duration"},
+		{ProgressEnv, "-1s", "expected a positive Go duration"},
+		{TiersEnv, "portable,,mma", "an empty tier name"},
+	} {
+		_, err := Parse(lookup(map[string]string{c.k: c.v}))
+		if err == nil || !strings.Contains(err.Error(), c.k) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s=%q: %v, expected an error naming %s and saying %q", c.k, c.v, err, c.k, c.want)
+		}
+	}
+}
