@@ -60,6 +60,8 @@ var property = map[arch.Op]string{arch.Store: cases.PropNameGPUStore, arch.Rotat
 // command.
 func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 	t0 := time.Now()
+	// What a failure's reproducer records of the library, taken before the library is judged.
+	found, replay := "octant conform on "+l.String(), "octant replay --lib "+l.Path
 	r := CaseResult{Path: fmt.Sprintf("%s/seed%d", u, seed)}
 	finish := func() CaseResult { r.Seconds = time.Since(t0).Seconds(); return r }
 	recipe, err := cases.SeededRecipe(u.Op, seed)
@@ -88,14 +90,15 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 		if d, ok := recipe.(*cases.GPUDecodeCase); ok {
 			d.Digest = cases.Digest(call.(*harness.DecodeCall).In) // the reproducer notices if the generators change under it
 		}
-		r.Replay = reproducer(l, u, recipe, v.Err, outDir)
+		r.Replay = reproducer(u, recipe, v.Err, outDir, found, replay)
 	}
 	return finish()
 }
 
-// reproducer writes the failing case as a reproducer and returns its replay command ("" when it
-// could not be written: the message says why).
-func reproducer(l *harness.Lib, u Unit, recipe cases.Recipe, err error, dir string) string {
+// reproducer writes the failing case as a reproducer (found: what it was found with) and returns
+// its replay command (replay and the file), or "" when it could not be written: the message says
+// why.
+func reproducer(u Unit, recipe cases.Recipe, err error, dir, found, replay string) string {
 	if dir == "" {
 		return ""
 	}
@@ -103,10 +106,10 @@ func reproducer(l *harness.Lib, u Unit, recipe cases.Recipe, err error, dir stri
 	if rerr != nil {
 		return "(no reproducer: " + rerr.Error() + ")"
 	}
-	r.Found += "; octant conform on " + l.String()
+	r.Found += "; " + found
 	p, werr := r.Write(filepath.Join(dir, "regressions"))
 	if werr != nil {
 		return "(no reproducer: " + werr.Error() + ")"
 	}
-	return fmt.Sprintf("octant replay --lib %s %s", l.Path, p)
+	return replay + " " + p
 }
