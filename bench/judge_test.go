@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
@@ -61,7 +63,7 @@ func TestRunWrongTierHasNoTime(t *testing.T) {
 	wrong.Tier = tierNamed(t, d, "mma-model").Tier
 	cfg := testConfig(wrong, good)
 	cfg.Progress = t.Logf
-	rep, err := Run(d, cfg)
+	rep, err := Run(context.Background(), d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestRunJudgeThenTime(t *testing.T) {
 		j.Verdicts[other.Name] = v
 		return j, nil
 	}
-	rep, err := Run(d, cfg)
+	rep, err := Run(context.Background(), d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestRunJudgeThenTime(t *testing.T) {
 		}
 		return j, err
 	}
-	rep, err = Run(d, cfg)
+	rep, err = Run(context.Background(), d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestRunJudgeThenTime(t *testing.T) {
 	} {
 		cfg = testConfig(pt)
 		cfg.Judge = c.judge
-		if rep, err = Run(d, cfg); err != nil {
+		if rep, err = Run(context.Background(), d, cfg); err != nil {
 			t.Fatal(err)
 		}
 		if r := rep.Results[0]; !strings.HasPrefix(r.Error, "FAILED: ") || !strings.Contains(r.Error, c.want) || r.DeviceMS != 0 {
@@ -200,5 +202,37 @@ func TestCallsAreTheTimedCalls(t *testing.T) {
 	pc := calls[0].(*harness.PrefillCall)
 	if len(calls) != 1 || pc.In.NumTokens != 136 || pc.In.K[5] != oracle.F16ToF32(p.HostK[5]) || pc.In.V[5] != oracle.F16ToF32(p.HostV[5]) || pc.In.SeqLens[0] != 520 {
 		t.Errorf("prefill: %d calls, %d tokens, seq_lens %v", len(calls), pc.In.NumTokens, pc.In.SeqLens)
+	}
+}
+
+// TestRunWatchdog: a tier's timed calls that outlast TimeoutPerTier are reported with their setup
+// (the emulator's calls take milliseconds, far longer than the nanosecond allowed here); a run
+// whose context is done stops before its first spec with an error saying so.
+func TestRunWatchdog(t *testing.T) {
+	d := emuDevice(t)
+	cfg := testConfig(tierNamed(t, d, "portable"))
+	hung := make(chan string, 4)
+	cfg.TimeoutPerTier, cfg.Hung = time.Nanosecond, func(setup string) { hung <- setup }
+	if _, err := Run(context.Background(), d, cfg); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-hung:
+		if !strings.HasPrefix(s, "spec tiny, num_splits ") || !strings.HasSuffix(s, ", tier portable") {
+			t.Errorf("hung setup %q, expected spec tiny's on tier portable", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed calls longer than TimeoutPerTier were not reported")
+	}
+	cfg.TimeoutPerTier = time.Hour
+	cfg.Hung = func(setup string) { t.Errorf("reported %q under an hour's timeout", setup) }
+	if _, err := Run(context.Background(), d, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Run(ctx, d, cfg)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after 0 results") || len(rep.Results) != 0 {
+		t.Errorf("a cancelled run: %v (%d results), expected it interrupted before its first spec", err, len(rep.Results))
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,6 +32,12 @@ type Config struct {
 	// Judge judges each setup on the tiers about to be timed over it; nil: Judge (package
 	// harness). A tier whose verdict is Fail is not timed.
 	Judge JudgeFunc
+	// TimeoutPerTier arms a watchdog around each tier's timed calls (0: none): calls still
+	// running after it are hung inside the library, which Go cannot interrupt; Hung is then called
+	// from the watchdog's goroutine with the setup (spec, num_splits, tier) and decides what
+	// happens (the command reports it and exits non-zero).
+	TimeoutPerTier time.Duration
+	Hung           func(setup string)
 }
 
 // Result is one row of the report: one spec at one num_splits setting.
@@ -110,8 +117,9 @@ func (r *Report) Failed() (env, check bool) {
 
 // Run times every spec of cfg at every num_splits setting on d, after the sync floor and the HBM
 // bandwidth. A spec that fails is recorded in its Result and the run goes on; the error is for
-// what stops the run before any spec (the sync, the L2 flush scratch).
-func Run(d *kernels.Device, cfg Config) (*Report, error) {
+// what stops the run before any spec (the sync, the L2 flush scratch), or an interruption: when
+// ctx is done the run stops before the next spec and returns the results so far with an error.
+func Run(ctx context.Context, d *kernels.Device, cfg Config) (*Report, error) {
 	progress := cfg.Progress
 	if progress == nil {
 		progress = func(string, ...any) {}
@@ -164,6 +172,9 @@ func Run(d *kernels.Device, cfg Config) (*Report, error) {
 	}
 	for _, s := range cfg.Specs {
 		for _, ns := range cfg.Splits {
+			if err := ctx.Err(); err != nil {
+				return rep, fmt.Errorf("interrupted after %d results: %w", len(rep.Results), err)
+			}
 			rs, errs := runOne(d, s, ns, cfg, fl, rep.HBMGBps, func(format string, a ...any) { progress(s.Name+": "+format, a...) })
 			for _, err := range errs {
 				failed(err)
@@ -304,7 +315,15 @@ func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base 
 			sp("tier %s: num_splits %d, query_group %d, %d decode call(s) per iteration; %d warm-up, %d timed",
 				t.Name, c.Splits, c.QueryGroup, len(c.Args), cfg.Warmup, cfg.Reps)
 		}
+		var dog *time.Timer
+		if cfg.TimeoutPerTier > 0 && cfg.Hung != nil {
+			setup := fmt.Sprintf("spec %s, num_splits %d, tier %s", s.Name, c.Splits, t.Name)
+			dog = time.AfterFunc(cfg.TimeoutPerTier, func() { cfg.Hung(setup) })
+		}
 		tm, err := TimeCase(d, c, cfg.Reps, cfg.Warmup, fl)
+		if dog != nil {
+			dog.Stop()
+		}
 		if err == nil {
 			err = c.CheckOutput()
 		}

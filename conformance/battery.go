@@ -56,9 +56,11 @@ var property = map[arch.Op]string{arch.Store: cases.PropNameGPUStore, arch.Rotat
 
 // Run draws case seed of the unit (cases.SeededRecipe), judges it on the unit's tier of l
 // (harness.Check) and returns the case's result, named op/tier/<recipe path>/seed<N>. A failing
-// case is written as a reproducer under regressions/ in outDir (when set) and carries its replay
-// command.
-func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
+// case is written as a reproducer under regressions/ in o.OutDir (when set) and carries its
+// replay command; a case still running after o.CaseTimeout is written so too and handed to
+// o.Hung.
+func (u Unit) Run(l *harness.Lib, seed uint64, o Options) CaseResult {
+	outDir := o.OutDir
 	t0 := time.Now()
 	// What a failure's reproducer records of the library, taken before the library is judged.
 	found, replay := "octant conform on "+l.String(), "octant replay --lib "+l.Path
@@ -80,6 +82,14 @@ func (u Unit) Run(l *harness.Lib, seed uint64, outDir string) CaseResult {
 	if err != nil || len(impls) != 1 {
 		r.Status, r.Message = harness.Fail, fmt.Sprintf("the library offers no %s tier for %s (tiers: %v)", u.libTier(), u.Op, l.TierNames())
 		return finish()
+	}
+	if o.CaseTimeout > 0 && o.Hung != nil {
+		path := r.Path
+		dog := time.AfterFunc(o.CaseTimeout, func() {
+			err := fmt.Errorf("hung: the library had not returned after %v", o.CaseTimeout)
+			o.Hung(HungCase{Path: path, After: o.CaseTimeout, Replay: reproducer(u, recipe, err, outDir, found, replay)})
+		})
+		defer dog.Stop()
 	}
 	v := harness.Check(l, impls[0], call)
 	r.Status, r.BoundErr, r.RelL2, r.Judged = v.Status, v.Ratio, v.RelL2, v.Judged

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func Static(a arch.Arch, isaDir string, s Suite) (*Certificate, error) {
 // Runtime certifies the library l on its device against architecture a: the battery (RunBattery)
 // on every required op and tier, the library identified by its path and SHA-256. The device must
 // be a (its reported architecture, target features aside).
-func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, error) {
+func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, error) {
 	dev := l.Dev.Info
 	if a.Name != dev.Arch && !strings.HasPrefix(dev.Arch, a.Name+":") {
 		return nil, fmt.Errorf("--arch %s but the device is %s (%s)", a.Name, dev.Arch, dev.Name)
@@ -109,7 +110,9 @@ func Runtime(l *harness.Lib, a arch.Arch, o Options, s Suite) (*Certificate, err
 	}
 	c.Evidence = append(c.Evidence, optionalEvidence(units, where)...)
 	c.Notes = notes
-	c.Cases = RunBattery(l, units, o)
+	if c.Cases, err = RunBattery(ctx, l, units, o); err != nil {
+		return nil, interrupted(len(c.Cases), err)
+	}
 	c.Finish()
 	return c, nil
 }
@@ -153,7 +156,7 @@ func ModelOffered(l *harness.Lib, a arch.Arch) bool {
 // instructions supplied by csrc/include/octave_wmma.h) and its portable tier as the same portable
 // source compiled for that device. The evidence says exactly that ("ran on a model"), never "on
 // a's hardware".
-func Model(l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Certificate, error) {
+func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Certificate, error) {
 	if !ModelOffered(l, a) {
 		return nil, fmt.Errorf("%s (%s) runs no model of %s's native tiers (tiers: %v): certify %s on its own device, or with --isa-only", l.Path, l.Dev.Info.Arch, a.Name, l.TierNames(), a.Name)
 	}
@@ -199,8 +202,18 @@ func Model(l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Cer
 			c.Cases = append(c.Cases, sc)
 		}
 	}
-	c.Cases = append(c.Cases, RunBattery(l, units, o)...)
+	ran, err := RunBattery(ctx, l, units, o)
+	if err != nil {
+		return nil, interrupted(len(ran), err)
+	}
+	c.Cases = append(c.Cases, ran...)
 	c.NotCertified = []string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}
 	c.Finish()
 	return c, nil
+}
+
+// interrupted is the error of a certification stopped by its context after n cases: no
+// certificate is written for a battery that did not finish.
+func interrupted(n int, err error) error {
+	return fmt.Errorf("interrupted after %d cases (%w): no certificate written", n, err)
 }

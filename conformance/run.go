@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -26,6 +27,19 @@ type Options struct {
 	Model    bool
 	OutDir   string // reproducers of failing cases go to OutDir/regressions
 	Progress io.Writer
+	// CaseTimeout arms a watchdog around every case (0: none): a case that has not returned
+	// after it is hung inside the library, which Go cannot interrupt; Hung is then called from
+	// the watchdog's goroutine with the case, its reproducer written, and decides what happens
+	// (the command reports it and exits non-zero).
+	CaseTimeout time.Duration
+	Hung        func(HungCase)
+}
+
+// HungCase is a case the watchdog found still running after Options.CaseTimeout.
+type HungCase struct {
+	Path   string        // the case's name, as in the certificate
+	After  time.Duration // how long it had run
+	Replay string        // the reproducer's replay command, or why none was written
 }
 
 // Plan returns the battery's units on l: every required (op, tier) of the architecture (on its
@@ -64,8 +78,9 @@ func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
 
 // RunBattery runs the battery's units (Plan) on l: for every unit, its fixed cases, then random
 // cases round-robin over the units until the budget ends. A required tier the library lacks is
-// one failing case naming it.
-func RunBattery(l *harness.Lib, units []Unit, o Options) []CaseResult {
+// one failing case naming it. When ctx is done it stops between cases and returns the results so
+// far with ctx's error.
+func RunBattery(ctx context.Context, l *harness.Lib, units []Unit, o Options) ([]CaseResult, error) {
 	var out []CaseResult
 	var live []Unit
 	for _, u := range units {
@@ -79,22 +94,28 @@ func RunBattery(l *harness.Lib, units []Unit, o Options) []CaseResult {
 	start := time.Now()
 	for _, u := range live {
 		for s := 0; s < o.Fixed; s++ {
-			out = append(out, u.Run(l, uint64(s), o.OutDir))
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			out = append(out, u.Run(l, uint64(s), o))
 		}
 		progress(o.Progress, u.String(), o.Fixed, o.Fixed, start, o.Budget)
 	}
 	seed := max(o.Seed, o.Fixed)
 	n := 0
 	for len(live) > 0 && time.Since(start) < o.Budget {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		u := live[n%len(live)]
-		out = append(out, u.Run(l, uint64(seed+n/len(live)), o.OutDir))
+		out = append(out, u.Run(l, uint64(seed+n/len(live)), o))
 		n++
 		if n%len(live) == 0 && n/len(live)%10 == 0 {
 			progress(o.Progress, "random", n, 0, start, o.Budget)
 		}
 	}
 	progress(o.Progress, "random", n, n, start, o.Budget)
-	return out
+	return out, nil
 }
 
 func progress(w io.Writer, what string, done, total int, start time.Time, budget time.Duration) {

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/bench"
@@ -82,7 +86,7 @@ Progress goes to stderr, the table to stdout, all numbers to --json FILE.
 
 Exit status: 0 success; 1 a tier judged Fail, a decode call failed, or its timed output was not
 the judged output; 2 usage or environment error (library missing or invalid, no device, out of
-device memory).
+device memory); 3 a tier's timed calls hung in the library (--timeout-per-tier); 130 interrupted.
 
 flags:
 `, strings.Join(hidden, ", "))
@@ -102,6 +106,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	device := fs.Int("device", 0, "device index")
 	specList := fs.String("specs", bench.DefaultSpecs, "comma-separated specs")
 	reps := fs.Int("reps", 50, "timed iterations per spec")
+	tierTimeout := fs.Duration("timeout-per-tier", 10*time.Minute, "watchdog: timed calls of one tier still running after this hang in the library: bench exits 3 (0: no watchdog)")
 	warmup := fs.Int("warmup", 5, "untimed iterations before timing")
 	splitList := fs.String("splits", "auto", "num_splits: auto, N (1..1024), or a comma-separated list to sweep")
 	qg := fs.Int("query-group", 0, "query_group 1..4; 0 = auto (min(4, query tokens per request))")
@@ -205,15 +210,22 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	progress("library %s (sha256 %s…; %s)", *lib, libSum[:16], l.BuildInfo())
 	progress("device %d: %s (%s, %s, %d SMs/CUs, %s)", *device, info.Name, info.Arch, info.Runtime, info.ComputeUnits, bench.HumanBytes(int64(info.TotalMemory)))
 
-	rep, err := bench.Run(d, bench.Config{
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, d, bench.Config{
 		Options: bench.Options{Fmt: f, BlockSize: *blockSize, QueryGroup: *qg, MaxRows: *maxRows, Distinct: *distinct,
 			Seed: *seed, Reps: *reps, Warmup: *warmup, FlushL2: *flushL2, FlushBytes: flushBytes},
 		Specs: specs, Splits: splits, Tiers: tiers, CopyBytes: copyBytes, CopyReps: *copyReps, Device: *device,
-		Progress: progress,
-		Failed:   func(err error) { fmt.Fprintf(stderr, "octant bench: %v\n", err) },
+		Progress:       progress,
+		Failed:         func(err error) { fmt.Fprintf(stderr, "octant bench: %v\n", err) },
+		TimeoutPerTier: *tierTimeout,
+		Hung:           func(setup string) { os.Exit(reportBenchHung(stderr, setup, *tierTimeout)) },
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "octant bench: %v\n", err)
+		if ctx.Err() != nil {
+			return 130
+		}
 		return 2
 	}
 	rep.Version, rep.GoRevision = Version, provenance.Revision()
@@ -270,4 +282,11 @@ func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 		out = append(out, offered[i])
 	}
 	return out, nil
+}
+
+// reportBenchHung says which setup's timed calls hung in the library and returns bench's exit
+// status for it: the library cannot be interrupted from Go, so the process ends.
+func reportBenchHung(w io.Writer, setup string, after time.Duration) int {
+	fmt.Fprintf(w, "octant bench: %s: the timed calls have not returned from the library after %v: they hang\n", setup, after)
+	return 3
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/conformance"
@@ -50,7 +52,7 @@ func TestCertifierSelfTest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cert, err := conformance.Runtime(fl, a, f.o, conformance.Suite{Version: "test", Command: "self-test " + f.name})
+			cert, err := conformance.Runtime(context.Background(), fl, a, f.o, conformance.Suite{Version: "test", Command: "self-test " + f.name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,5 +123,69 @@ func checkOneVerdict(t *testing.T, dir, console, verdict string, certified bool)
 	if !strings.HasSuffix(first.Name, "/certificate") || len(first.Cases) != 1 || (first.Cases[0].Failure == nil) == !certified ||
 		(!certified && first.Cases[0].Failure.Message != verdict) || (failures == 0) != certified {
 		t.Errorf("junit.xml: certificate suite %+v, %d failures in all; expected its verdict case to fail exactly when not certified (%v), with the verdict", first, failures, certified)
+	}
+}
+
+// TestConformWatchdog: a library whose rotate does not return within --case-timeout is reported by
+// the watchdog with the case's name and a reproducer that replays it; conform's status for it is
+// 3.
+func TestConformWatchdog(t *testing.T) {
+	l, err := harness.Open(emuLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, err := arch.Lookup(l.Dev.Info.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stall := harnesstest.Stalling(l, time.Second)
+	hung := make(chan conformance.HungCase, 8)
+	dir := t.TempDir()
+	o := conformance.Options{Arch: a, Fixed: 1, MinCases: 1, OutDir: dir, CaseTimeout: 300 * time.Millisecond,
+		Hung: func(h conformance.HungCase) { hung <- h }}
+	units := []conformance.Unit{{Op: arch.Rotate, Tier: "portable"}}
+	if _, err := conformance.RunBattery(context.Background(), stall, units, o); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-hung:
+		if !strings.HasPrefix(h.Path, "rotate/portable/") || h.After != o.CaseTimeout || !strings.HasPrefix(h.Replay, "octant replay --lib "+l.Path+" "+dir) {
+			t.Fatalf("hung case %+v: expected a rotate/portable case and its replay command", h)
+		}
+		var b strings.Builder
+		if code := reportHung(&b, h); code != 3 || !strings.Contains(b.String(), h.Path) || !strings.Contains(b.String(), "replay: "+h.Replay) {
+			t.Errorf("reportHung: exit %d, %q", code, b.String())
+		}
+		if _, err := os.Stat(strings.Fields(h.Replay)[4]); err != nil {
+			t.Errorf("the hung case's reproducer: %v", err)
+		}
+	default:
+		t.Fatal("a rotate that took 1 s under a 300 ms case timeout was not reported")
+	}
+	// Without the stall no case is reported.
+	o.Hung = func(h conformance.HungCase) { t.Errorf("reported %+v on the library as it is", h) }
+	if _, err := conformance.RunBattery(context.Background(), l, units, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConformInterrupted: a certification whose context is done stops between cases and writes
+// no certificate.
+func TestConformInterrupted(t *testing.T) {
+	l, err := harness.Open(emuLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a, err := arch.Lookup(l.Dev.Info.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cert, err := conformance.Runtime(ctx, l, a, conformance.Options{Arch: a, Fixed: 3, MinCases: 1}, conformance.Suite{Version: "test"})
+	if cert != nil || err == nil || !strings.Contains(err.Error(), "interrupted after 0 cases") || !strings.Contains(err.Error(), "no certificate written") {
+		t.Fatalf("cancelled certification: %v, %v; expected no certificate and an error saying it was interrupted", cert, err)
 	}
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -28,8 +32,9 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "build/conform", "directory for certificate.json, report.md, junit.xml")
 	isaOnly := fs.Bool("isa-only", false, "static checks of the AMD code objects (make isa) where no such GPU is present; never certifies")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
+	caseTimeout := fs.Duration("case-timeout", 10*time.Minute, "watchdog: a case still running after this is hung in the library: its reproducer is written and conform exits 3 (0: no watchdog)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error.")
+		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error, 3 a case hung in the library (--case-timeout),\n130 interrupted (no certificate).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -42,8 +47,8 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	if *fixed < 0 || *budget < 0 {
-		fmt.Fprintf(stderr, "octant conform: --fixed %d, --budget %v: expected values ≥ 0\n", *fixed, *budget)
+	if *fixed < 0 || *budget < 0 || *caseTimeout < 0 {
+		fmt.Fprintf(stderr, "octant conform: --fixed %d, --budget %v, --case-timeout %v: expected values ≥ 0\n", *fixed, *budget, *caseTimeout)
 		return 2
 	}
 	if *minCases < 1 {
@@ -79,6 +84,9 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer l.Close()
+	// An interrupt stops the battery between cases; a second one ends the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	l.Dev.EnablePool(harness.PoolBytes)
 	name := *archName
 	if name == "auto" {
@@ -89,7 +97,8 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2
 	}
-	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout}
+	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout,
+		CaseTimeout: *caseTimeout, Hung: func(h conformance.HungCase) { os.Exit(reportHung(stderr, h)) }}
 	if *tiers != "" {
 		for _, t := range strings.Split(*tiers, ",") {
 			o.Tiers = append(o.Tiers, strings.TrimSpace(t))
@@ -99,13 +108,16 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	if name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a) {
 		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then random cases for %v\n",
 			a.Name, *lib, l.Dev.Info.Name, l.Dev.Info.Arch, a.Name, a.Name, *isaDir, *fixed, *budget)
-		cert, err = conformance.Model(l, a, *isaDir, o, suite)
+		cert, err = conformance.Model(ctx, l, a, *isaDir, o, suite)
 	} else {
 		fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then random cases for %v\n", *lib, l.Dev.Info.Name, a.Name, *fixed, *budget)
-		cert, err = conformance.Runtime(l, a, o, suite)
+		cert, err = conformance.Runtime(ctx, l, a, o, suite)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
+		if ctx.Err() != nil {
+			return 130
+		}
 		return 2
 	}
 	return writeCertificate(cert, *out, stdout, stderr)
@@ -146,4 +158,11 @@ func writeCertificate(cert *conformance.Certificate, out string, stdout, stderr 
 		return 1
 	}
 	return 0
+}
+
+// reportHung says which case hung in the library and how to reproduce it, and returns conform's
+// exit status for it: the library cannot be interrupted from Go, so the process ends.
+func reportHung(w io.Writer, h conformance.HungCase) int {
+	fmt.Fprintf(w, "octant conform: case %s has not returned from the library after %v: it hangs\nreplay: %s\n", h.Path, h.After, h.Replay)
+	return 3
 }

@@ -8,7 +8,9 @@
 //   - Without drops a tier (a required tier missing from the library);
 //   - Declaring makes a tier declare another numeric profile (a looser one, to be judged by);
 //   - Zeros makes a tier write zeros to every output row after its kernels ran (a kernel that
-//     computes nothing: at long context its zeros can lie within the element bounds).
+//     computes nothing: at long context its zeros can lie within the element bounds);
+//   - Stalling makes every op not return for a while (a kernel that hangs: the watchdogs of the
+//     long runs must name the case).
 //
 // A fixture never changes the judge: harness.Lib.Ops runs the wrapped ops, and nothing else in
 // the harness knows it is a fixture.
@@ -17,6 +19,7 @@ package harnesstest
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
@@ -65,6 +68,26 @@ func Zeros(l *harness.Lib, tier string) (*harness.Lib, error) {
 	v.Ops = &zeros{Kernels: l.Runner(), dev: l.Dev, tier: l.Tiers[i].Tier}
 	return &v, nil
 }
+
+// Stalling returns a view of l whose every op sleeps for d before it runs (a library that
+// hangs, for as long as a test can afford).
+func Stalling(l *harness.Lib, d time.Duration) *harness.Lib {
+	v := *l
+	v.Ops = &stalling{Kernels: l.Runner(), d: d}
+	return &v
+}
+
+// stalling sleeps before every op.
+type stalling struct {
+	harness.Kernels
+	d time.Duration
+}
+
+func (s *stalling) Store(a kernels.StoreArgs) error     { time.Sleep(s.d); return s.Kernels.Store(a) }
+func (s *stalling) Rotate(a kernels.RotateArgs) error   { time.Sleep(s.d); return s.Kernels.Rotate(a) }
+func (s *stalling) Decode(a kernels.DecodeArgs) error   { time.Sleep(s.d); return s.Kernels.Decode(a) }
+func (s *stalling) Reduce(a kernels.ReduceArgs) error   { time.Sleep(s.d); return s.Kernels.Reduce(a) }
+func (s *stalling) Prefill(a kernels.PrefillArgs) error { time.Sleep(s.d); return s.Kernels.Prefill(a) }
 
 func tierIndex(l *harness.Lib, tier string) (int, error) {
 	i := slices.IndexFunc(l.Tiers, func(t kernels.TierDesc) bool { return t.Name == tier })
