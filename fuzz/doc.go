@@ -19,7 +19,7 @@
 //     reading of docs/contract.md §4, on valid and invalid inputs.
 //   - [PropMergePartials] (TestMergePartials, FuzzMergePartials): oracle.DecodePartials over any
 //     geometry, merged by oracle.MergePartials, equals oracle.ExactDecode within a float64 bound
-//     derived in prop_merge.go and stated in every failure.
+//     derived in cases/check_merge.go and stated in every failure.
 //
 // Run them with
 //
