@@ -23,15 +23,7 @@ import (
 // Only (e) is CERTIFIED, and all four reports (the console's last line, certificate.json,
 // report.md's title, junit.xml) say the same verdict.
 func TestCertifierSelfTest(t *testing.T) {
-	l, err := harness.Open(emuLib(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	a, err := arch.Lookup(l.Dev.Info.Arch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a := emuArch(t)
 	one := conformance.Options{Arch: a, Fixed: 1, MinCases: 1}
 	fixtures := []struct {
 		name      string
@@ -130,15 +122,7 @@ func checkOneVerdict(t *testing.T, dir, console, verdict string, certified bool)
 // the watchdog with the case's name and a reproducer that replays it; conform's status for it is
 // 3.
 func TestConformWatchdog(t *testing.T) {
-	l, err := harness.Open(emuLib(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	a, err := arch.Lookup(l.Dev.Info.Arch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a := emuArch(t)
 	stall := harnesstest.Stalling(l, time.Second)
 	hung := make(chan conformance.HungCase, 8)
 	dir := t.TempDir()
@@ -173,19 +157,27 @@ func TestConformWatchdog(t *testing.T) {
 // TestConformInterrupted: a certification whose context is done stops between cases and writes
 // no certificate.
 func TestConformInterrupted(t *testing.T) {
-	l, err := harness.Open(emuLib(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	a, err := arch.Lookup(l.Dev.Info.Arch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, a := emuArch(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cert, err := conformance.Runtime(ctx, l, a, conformance.Options{Arch: a, Fixed: 3, MinCases: 1}, conformance.Suite{Version: "test"})
 	if cert != nil || err == nil || !strings.Contains(err.Error(), "interrupted after 0 cases") || !strings.Contains(err.Error(), "no certificate written") {
 		t.Fatalf("cancelled certification: %v, %v; expected no certificate and an error saying it was interrupted", cert, err)
 	}
+}
+
+// emuArch opens the CPU emulator library for the test (closed when it ends) and looks up its
+// architecture.
+func emuArch(t *testing.T) (*harness.Lib, arch.Arch) {
+	t.Helper()
+	l, err := harness.Open(emuLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	a, err := arch.Lookup(l.Dev.Info.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, a
 }
