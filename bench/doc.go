@@ -15,7 +15,7 @@
 // permutation of the physical blocks, random fp16 queries, head size [HeadSize], sm_scale 1/16 and
 // the default sign patterns.
 //
-// # How (docs/measurements.md, "Decode benchmark")
+// # How (docs/performance.md, "Method")
 //
 // Each iteration is timed twice over: [Options].Warmup untimed iterations, then [Options].Reps
 // iterations timed by the device timer (octave_timer_start/stop, CUDA/HIP events) around the
@@ -55,7 +55,7 @@
 // q1s100k and q4s100k judge in seconds, big in about 130 CPU seconds (and about 26 GB of host
 // memory per profile: every slot the call reads, decoded), while q2ks100k (2048 rows, once per
 // num_splits group) and q2ks100k-pf take about an hour of CPU time each: minutes on a 16-core
-// host (docs/measurements.md, "Judging").
+// host (docs/performance.md, "Judged before timed").
 //
 // A failure of the environment (library, device, out of device memory) is an [EnvError]; any
 // other failed result is a failed check ([Report.Failed] tells them apart). [WriteTable] prints the

@@ -69,8 +69,8 @@ type JudgeFunc func(d *kernels.Device, c *Case, o Options, tiers []kernels.TierD
 // Judge judges c on tiers with package harness (harness.CheckAll over a view of d that offers
 // those tiers: each call run on the device and held to the tier's declared profile, to exact
 // attention, canaries, untouched inputs and gaps, and the same bits twice). The oracle's side runs
-// on the host, once per call for every tier (its cost grows with rows × tokens: docs/measurements.md,
-// "Judging"). The error is for what keeps the judge from running (reading the cache back).
+// on the host, once per call for every tier (its cost grows with rows × tokens: docs/performance.md,
+// "Judged before timed"). The error is for what keeps the judge from running (reading the cache back).
 func Judge(d *kernels.Device, c *Case, o Options, tiers []kernels.TierDesc) (Judgement, error) {
 	t0 := time.Now()
 	j := Judgement{Verdicts: map[string]harness.Verdict{}, Outputs: map[string][]byte{}}

@@ -232,8 +232,8 @@ func AutoQueryGroup(s Spec) int { return min(4, s.QPerReq) }
 // workgroup holds more than 8 queries, query_group · G > 8): four waves of the portable decode's
 // four resident workgroups per SM (CU), a whole number of them, and enough tokens per split that
 // each workgroup's fixed costs (query preparation, partials, the reduce's walk over the splits)
-// stay small. Chosen from the H200 split sweeps in docs/measurements.md (big: 17 splits 1.27 ms,
-// 64 0.99 ms; q1s100k: 132 best; q4s100k: 264 best). computeUnits ≤ 0 counts as an H200's 132.
+// stay small (the measured reasons: docs/performance.md, "Split counts"). computeUnits ≤ 0 counts
+// as an H200's 132.
 func AutoSplits(rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	tok := 768
 	if queryGroup*g > 8 {
@@ -257,39 +257,8 @@ func splitsFor(wg, perCU, tok, kvMax, computeUnits int) int {
 // passes run on workgroups side by side.
 const MMAPassQueries = 24
 
-// AutoSplitsMMA is the mma tier's num_splits "auto": ⌈8·SMs / W⌉ clamped to
-// min(1024, ⌊kv_max / 768⌋), with W the workgroups the tier launches per split, ⌈rows per call /
-// query_group⌉ · Hkv · P, P = ⌈G·query_group / MMAPassQueries⌉ (1 when G·query_group ≤ 8), and 768
-// tokens per split whatever the queries per workgroup. Chosen from the H200 sweeps of the
-// fourteenth session (docs/measurements.md): q4s100k 0.078 ms at 130 splits, 0.111 at 192 (the
-// portable rule's 260, of which the tier's geometry uses 192); q1s100k and big then as AutoSplits
-// (130 and 66; big takes 33 since the twenty-second session, below). The sixteenth session's quad kernel (one workgroup per chunk and split for 24
-// queries): q4s100k 0.055 ms at 130 splits, 0.081 at 176, 0.078 at 264.
-//
-// When ⌈kv_max / 768⌉ splits of W workgroups fit on the SMs at once, it takes that many instead:
-// the tier rounds a split up to whole 16-token tiles, so ⌊kv_max / 768⌋ splits are of more than
-// 48 tiles (100000 tokens in 130 splits: 784 tokens, 49 tiles), and one warp or quad of each
-// workgroup walks one tile more than the others (48 tiles are 6 per warp of the 8-warp kernel,
-// 16 per quad of the quad kernel); ⌈kv_max / 768⌉ splits are of at most 48 tiles. Measured in the
-// nineteenth session: q4s100k 0.0481 ms at 130 splits, 0.0468 at 131, 0.0470 at 132; q1s100k the
-// same within the noise; big 0.562 at 66 splits, 0.573 at 64 (it kept 66 then: not one wave).
-//
-// 8·SMs, not AutoSplits's 16 (twenty-second session, call 2, big by split count with the int8-K
-// decode, two rounds): 0.4433 ms at 33 splits against 0.4595 at 66, 0.4473 at 37, 0.4593 at 44,
-// 0.4551 at 24, 0.4641 at 12 (one wave of the 3 resident workgroups per SM); the fp16-K decode
-// 0.4730 at 33 against 0.4825 at 66. Each workgroup's fixed costs (query loads and rotation, the
-// merge of its warps, the partials' write-out) took 10 % of big's stall samples at 66 splits (call
-// 1); the latency shapes are clamped by ⌊kv_max / 768⌋ either way.
-//
-// The one-N-tile kernel of k3v4 (fmt; G·query_group ≤ 8) holds the V table and runs one workgroup
-// of 12 warps per SM (twenty-fourth session). There it takes the count k ≤ min(1024, ⌊kv_max /
-// 768⌋) of the best score E(k) − 0.03·(waves − 1): waves = ⌈k·W / SMs⌉, E(k) = k·W / (SMs · waves)
-// the SMs' share of those waves that has work (the smallest k of the best score). Each wave after
-// the first costs about 3 % of big's time (each workgroup's start and end): big (W 32) by split
-// count, two rounds each (calls 2–4): 4 splits (one wave of 128 workgroups) 0.3267 / 0.3280 ms, 8
-// (1.94 waves) 0.3380 / 0.3376, 12 (2.9) 0.3471 / 0.3472, 16 (3.9) 0.3566 / 0.3556, 33 (8) 0.3953
-// (without the block ids ahead); a partial last wave costs what is idle in it: 5 splits (1.2
-// waves) 0.5147, 9 (2.2) 0.4446, 17 (4.1) 0.4230.
+// AutoSplitsMMA is the mma tier's num_splits "auto": ⌈8·SMs / W⌉ splits of W workgroups, ≥ 768 tokens, or whole waves
+// (each workgroup's start and end cost time, a partial wave idles SMs; docs/performance.md, "Split counts").
 func AutoSplitsMMA(fmt oracle.FormatID, rowsPerCall, queryGroup, g, kvHeads, kvMax, computeUnits int) int {
 	passes := 1
 	if queryGroup*g > 8 {

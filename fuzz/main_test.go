@@ -18,7 +18,7 @@ var run *Runner
 // TestMain raises the garbage collector's target to 400% unless GOGC is set: every case allocates
 // its cache, query and model afresh (megabytes, freed a few milliseconds later), and on the H200
 // host the default target spent about a tenth of the decode target's time collecting
-// (docs/measurements.md, "Decode fuzz throughput").
+// (docs/performance.md, "Fuzz throughput").
 //
 // It also turns rapid's own fail files off (-rapid.nofailfile): a failing property writes its
 // reproducer to corpus/regressions, the one regression corpus, and prints its replay command; a

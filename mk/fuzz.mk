@@ -12,9 +12,9 @@
 #
 # Go's fuzzer minimizes every new interesting input before it counts it, for up to 60 s by
 # default, and prints no progress meanwhile: a GPU case costs milliseconds to a second per run, so
-# a 30-s run could spend all its time minimizing one input (seen on the H200, docs/measurements.md,
-# "Ninth session"). FUZZMINIMIZE (default 10x: ten runs per input) bounds it, as
-# scripts/gpu-acceptance.sh does.
+# a 30-s run could spend all its time minimizing one input (a 40-s FuzzPrefill run on the H200 made
+# 13 execs; docs/performance.md, "Fuzz throughput"). FUZZMINIMIZE (default 10x: ten runs per
+# input) bounds it, as scripts/gpu-acceptance.sh does.
 #
 # Each target is one rapid property driven by the Go fuzzer (rapid.MakeFuzz). A failure leaves the
 # fuzzer's input under fuzz/testdata/fuzz/<Target>/ and a reproducer under

@@ -43,7 +43,7 @@ func attBenchInput(tokens int) *DecodeInput {
 
 // BenchmarkExactDecode32k is the performance target of the exact decode: one query, 32768
 // tokens, G = 6 (Hq 6, Hkv 1), one core; it must stay under 150 ms per call
-// (docs/measurements.md, "Oracle attention benchmark").
+// (docs/performance.md, "Oracle benchmarks").
 func BenchmarkExactDecode32k(b *testing.B) {
 	in := attBenchInput(32768)
 	b.ResetTimer()

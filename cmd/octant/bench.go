@@ -81,7 +81,7 @@ its row says "FAILED: " and the verdict's reason where the times would be. A tim
 must be the judged output, bit for bit. The oracle's side runs on the host and grows with query
 rows × tokens: seconds for q1s100k and q4s100k, about 130 CPU seconds and 26 GB of host memory
 for big, about an hour of CPU time each for q2ks100k and q2ks100k-pf (minutes on 16 cores);
-"judged in" on stderr says what it took (docs/measurements.md, "Judging").
+"judged in" on stderr says what it took (docs/performance.md, "Judged before timed").
 Progress goes to stderr, the table to stdout, all numbers to --json FILE.
 
 Exit status: 0 success; 1 a tier judged Fail, a decode call failed, or its timed output was not
