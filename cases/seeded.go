@@ -15,7 +15,7 @@ import (
 // choices may change between versions, and a certificate's "seed 12" must not). Bump it whenever
 // a draw function changes what a seed produces; TestSeededRecipesPinned holds the digest of the
 // current version's cases and fails until it is bumped.
-const CaseGenVersion = "octant-cases/4" // 4: prefill recipes draw num_splits (eleventh session)
+const CaseGenVersion = "octant-cases/4" // 4: prefill recipes draw num_splits
 
 // seededStream separates the ops' PCG streams, so that seed n of one op is unrelated to seed n of
 // another.
