@@ -20,9 +20,10 @@
 //   - The conventional suite (TestConventional*): upstream-shaped tests, the comparison of
 //     `octant mutate --conventional`, not part of Octant's verdict.
 //
-// TestDecodeLongFirst is the first external test go test runs (a_long_first_test.go sorts first;
-// TestLongFirstOrder checks it and that every kill run of `octant mutate` starts with it): the test
-// binary of this package (grids.test, `make gpu-bins`) is the one octant mutate runs.
+// TestDecodeLongFirst is the first external test go test runs (a_long_first_test.go sorts first),
+// and the first run of every kill run of `octant mutate`, which runs this package's test binary
+// (bin/grids.test, `make gpu-bins`), selects it with only internal tests before it
+// (TestLongFirstOrder checks both).
 //
 // # Running them
 //
