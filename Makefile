@@ -116,13 +116,14 @@ include mk/kernels.mk
 gpu-bins:
 	@mkdir -p bin
 	$(GO) test -c -ldflags="-s -w" -o bin/kernels.test ./kernels
+	$(GO) test -c -ldflags="-s -w" -o bin/grids.test ./grids
 	$(GO) test -c -ldflags="-s -w" -o bin/oracle.test ./oracle
 	$(GO) test -c -ldflags="-s -w" -fuzz=. -o bin/fuzz.test ./fuzz
 	$(GO) test -c -ldflags="-s -w" -o bin/fuzz-plain.test ./fuzz
 	$(GO) build -buildvcs=true -ldflags="-s -w" -o bin/octant ./cmd/octant
 
-# Kernel tests (kernels/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
-# the oracle, through a kernel library named by OCTANT_LIB.
+# Kernel tests (grids/*_test.go; docs/kernels.md, "The kernel tests"): every op and tier against
+# the oracle, through a kernel library named by OCTANT_LIB, with the binding's own tests (./kernels).
 #   make gpu-test   the full grids on a GPU (OCTANT_LIB defaults to build/liboctave_cuda.so: make cuda)
 #   make emu-test   the fuzz targets' seed corpora and the regression corpus, the GPU,
 #                   must-not-matter and isolation properties (-short), then the -short grids, on
@@ -131,7 +132,7 @@ OCTANT_LIB ?= $(KBUILD)/liboctave_cuda.so
 .PHONY: gpu-test emu-test
 gpu-test: $(GOTEST_BIN)
 	@test -f $(OCTANT_LIB) || { echo "gpu-test: $(OCTANT_LIB) not found: build it (make cuda, make hip) or set OCTANT_LIB" >&2; exit 1; }
-	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/
+	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/ ./grids/
 
 emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so \
   $(KBUILD)/variants/liboctave_emu_vt128.so $(GOTEST_BIN)
@@ -141,14 +142,14 @@ emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(
 	@# form (20 cases each), on every tier the emulator library lists: about 3 minutes on 2 cores
 	@# (TestIsolation* about 50 s of it)
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -run '^(TestGPU|TestMustNotMatter|TestSkipContract|TestIsolation)' ./fuzz/
-	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -short -count=1 -timeout 25m ./kernels/ ./grids/
 	@# the mma decode's variants (mk/kernels.mk), on their tier alone: fp16 K with per-warp passes of 16,
 	@# fp16 K with the quad kernel, int8 K (the default) with the 8-warp kernel and per-warp passes of 16,
 	@# the V table in rows of 128 bytes
-	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16k.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
-	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16kq.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
-	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_w8.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
-	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./kernels/
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16k.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16kq.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_w8.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
 

@@ -21,7 +21,7 @@ static int st_check_regs(const char* op, const void* a, const void* b, const voi
 }
 
 static_assert(sizeof(octave_wmma_selftest_args) == 56 && offsetof(octave_wmma_selftest_args, form) == 40,
-              "octave_wmma_selftest_args layout (kernels/wmma_test.go mirrors it)");
+              "octave_wmma_selftest_args layout (grids/wmma_test.go mirrors it)");
 
 extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selftest_args* in) {
   const char* op = "wmma_selftest";
@@ -54,7 +54,7 @@ extern "C" int32_t octave_wmma_selftest(octave_ctx* ctx, const octave_wmma_selft
 }
 
 static_assert(sizeof(octave_mma_selftest_args) == 48 && offsetof(octave_mma_selftest_args, form) == 40,
-              "octave_mma_selftest_args layout (kernels/mma_test.go mirrors it)");
+              "octave_mma_selftest_args layout (grids/mma_test.go mirrors it)");
 
 extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* in) {
   const char* op = "mma_selftest";

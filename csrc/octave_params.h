@@ -63,7 +63,7 @@ struct OctDecodeParams {
 // oct_bs_magic (host) gives sh = 31 + s, s = ⌈log2 bs⌉, and mul = ⌈2^sh / bs⌉ < 2^32;
 // oct_bs_div(t, mul, sh) = (t · mul) >> sh. Exact: mul = (2^sh + e) / bs with 0 <= e < bs, so
 // t·mul / 2^sh exceeds t / bs by t·e / (bs·2^sh) < 2^31·2^s / 2^(31+s) / bs = 1 / bs, too little to
-// reach the next integer. octave_blockdiv_selftest checks it (kernels/blockdiv_test.go).
+// reach the next integer. octave_blockdiv_selftest checks it (grids/blockdiv_test.go).
 // (mutant OCT_MUT_DECODE_MMA_BLOCK_DIV: mul rounded down, exact only for powers of two)
 OCT_HD void oct_bs_magic(int32_t bs, uint32_t& mul, int32_t& sh) {
   int s = 0;

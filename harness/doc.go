@@ -1,5 +1,5 @@
 // Package harness is Octant's one judge of the Octave kernels: every caller that runs a kernel
-// and decides whether its output is right — the kernel grid tests, the fuzz
+// and decides whether its output is right — the kernel grid tests (package grids), the fuzz
 // targets (package fuzz), `octant conform`, `octant replay` and `octant mutate` (through the
 // test binaries it runs) — goes through the functions here, so that a case means the same thing
 // wherever it comes from. It is in the style of Go's crypto/internal/cryptotest: one test body,

@@ -24,6 +24,8 @@
 //     class (off by default, so that compute-sanitizer memcheck sees exact allocations; the fuzz
 //     harness and the conformance runner turn it on).
 //
-// Tests that need a library skip when OCTANT_LIB is not set (openTestLib in the package's own
-// tests, device in the kernels_test tests of every op and tier: docs/kernels.md, "The kernel tests").
+// The package's tests are the binding's own; those that need a library skip when OCTANT_LIB is not
+// set (openTestLib). The kernel tests, every op and tier of a library judged against the oracle,
+// are package grids. [Lib.BindSelftest] and [Lib.CallSelftest] reach the library's test entry
+// points (csrc/include/octave_selftest.h, not part of the C ABI) for its model tests.
 package kernels

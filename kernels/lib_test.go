@@ -103,3 +103,14 @@ func TestABIMismatchError(t *testing.T) {
 		}
 	}
 }
+
+// TestBindSelftestMissing: a test entry point the library does not export is an error naming it
+// and the library, not a panic.
+func TestBindSelftestMissing(t *testing.T) {
+	l := openTestLib(t)
+	var fn func() int32
+	err := l.BindSelftest("octave_no_such_selftest", &fn)
+	if err == nil || !strings.Contains(err.Error(), "octave_no_such_selftest") || !strings.Contains(err.Error(), l.Path) {
+		t.Errorf("binding a missing entry point: %v", err)
+	}
+}

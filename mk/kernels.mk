@@ -243,7 +243,7 @@ kernels-clean:
 	rm -rf $(KBUILD)/hip $(KBUILD)/cuda $(KBUILD)/isa $(KBUILD)/emu $(KBUILD)/mutants $(KBUILD)/liboctave_hip.so $(KBUILD)/liboctave_emu.so $(KBUILD)/liboctave_cuda.so
 
 # Runs every kernel through the C ABI on the CPU emulator and checks it against the worked example,
-# the upstream golden vectors and the oracle: the Go kernel tests (kernels/*_test.go, -short grids;
+# the upstream golden vectors and the oracle: the Go kernel tests (grids/*_test.go, -short grids;
 # no cgo needed): the top-level `make emu-test`.
 emu-check: emu-test
 

@@ -85,7 +85,7 @@ func TestDecideIgnoresMessages(t *testing.T) {
 			`{"Action":"fail"}`)
 	}
 	for _, msg := range []string{"        [seed 7; reproduce: go test -run TestDecodeGrid]", "        (seed 7) to reproduce: go test -run TestDecodeGrid", ""} {
-		r := Decide(failing(msg), "kernels.test", errors.New("exit status 1"), false)
+		r := Decide(failing(msg), "grids.test", errors.New("exit status 1"), false)
 		if !r.Killed || r.By != "TestDecodeGrid/k3v4/mma" || r.Outcome() != "killed" || !strings.Contains(r.Message, "decode mma: Fail") {
 			t.Errorf("message %q: %+v: expected killed by TestDecodeGrid/k3v4/mma, the first output line as the message", msg, r)
 		}
@@ -97,7 +97,7 @@ func TestDecideIgnoresMessages(t *testing.T) {
 		`{"Action":"output","Test":"TestReplay","Output":"    [seed 1; reproduce: go test]\n"}`,
 		`{"Action":"pass","Test":"TestReplay","Elapsed":0.1}`,
 		`{"Action":"pass"}`)
-	if r := Decide(passing, "kernels.test", nil, false); r.Killed || r.Outcome() != "survived" || r.Passed != 1 {
+	if r := Decide(passing, "grids.test", nil, false); r.Killed || r.Outcome() != "survived" || r.Passed != 1 {
 		t.Errorf("a passing test that prints failure-like lines: %+v: expected survived, 1 test passed", r)
 	}
 }
@@ -121,7 +121,7 @@ func TestDecideNoEvidence(t *testing.T) {
 			`{"Action":"pass","Test":"TestWMMAModel"}`,
 			`{"Action":"pass"}`),
 	} {
-		if r := Decide(es, "kernels.test", nil, false); r.Killed || r.Error != "" || r.Outcome() != "no evidence" {
+		if r := Decide(es, "grids.test", nil, false); r.Killed || r.Error != "" || r.Outcome() != "no evidence" {
 			t.Errorf("%s: %+v, outcome %q: expected no evidence", name, r, r.Outcome())
 		}
 	}
@@ -135,11 +135,11 @@ func TestDecideExitWithoutResult(t *testing.T) {
 		`{"Action":"run","Test":"TestPrefillGrid"}`,
 		`{"Action":"run","Test":"TestPrefillGrid/k3v3/portable"}`,
 		`{"Action":"output","Test":"TestPrefillGrid/k3v3/portable","Output":"SIGSEGV: segmentation violation\n"}`)
-	if r := Decide(crash, "kernels.test", errors.New("exit status 2"), false); !r.Killed || r.By != "TestPrefillGrid/k3v3/portable" {
+	if r := Decide(crash, "grids.test", errors.New("exit status 2"), false); !r.Killed || r.By != "TestPrefillGrid/k3v3/portable" {
 		t.Errorf("crash while a test runs: %+v: expected killed by TestPrefillGrid/k3v3/portable", r)
 	}
 	setup := stream(t, `{"Action":"output","Output":"cannot open build/liboctave_cuda_m3.so: no such file\n"}`)
-	if r := Decide(setup, "kernels.test", errors.New("exit status 1"), false); r.Killed || r.Outcome() != "error" || !strings.Contains(r.Error, "exit status 1 with no test failed or running") {
+	if r := Decide(setup, "grids.test", errors.New("exit status 1"), false); r.Killed || r.Outcome() != "error" || !strings.Contains(r.Error, "exit status 1 with no test failed or running") {
 		t.Errorf("exit before any test: %+v: expected an error, not a kill", r)
 	}
 	if r := Decide(crash, "fuzz.test", errors.New("signal: killed"), true); r.Killed || r.Error != "" {

@@ -24,9 +24,9 @@ var opTests = map[string]string{"store": "^TestStore|" + longFirst, "rotate": "^
 	"wmma": "^TestWMMA|" + longFirst, "mma": "^TestMMA|" + longFirst}
 
 // longFirst selects the kernel test that runs first in every kill run, whatever the mutant's op
-// (kernels/a_long_first_test.go, the first external test file; ^TestDecode selects it too):
+// (grids/a_long_first_test.go, the first external test file; ^TestDecode selects it too):
 // decode past 2^16 tokens on every tier, so that a defect that shows only at long context is
-// caught in the first seconds. kernels.TestLongFirstOrder checks that every op's first run
+// caught in the first seconds. grids.TestLongFirstOrder checks that every op's first run
 // selects it.
 const longFirst = "^TestDecodeLongFirst$"
 
@@ -104,10 +104,10 @@ func Build(kind string, id int, log io.Writer) (string, error) {
 	return lib, nil
 }
 
-// EnsureTestBinaries builds the test binaries kt (./kernels) and ft (./fuzz, with its fuzz
-// targets) with go when they are missing, saying so on progress; go's errors go to stderr.
+// EnsureTestBinaries builds the test binaries kt (./grids, the kernel tests) and ft (./fuzz, with
+// its fuzz targets) with go when they are missing, saying so on progress; go's errors go to stderr.
 func EnsureTestBinaries(kt, ft string, progress, stderr io.Writer) error {
-	for _, b := range []struct{ path, pkg string }{{kt, "./kernels"}, {ft, "./fuzz"}} {
+	for _, b := range []struct{ path, pkg string }{{kt, "./grids"}, {ft, "./fuzz"}} {
 		if _, err := os.Stat(b.path); err == nil {
 			continue
 		}

@@ -18,7 +18,7 @@ const DefaultOut = "build/mutate"
 type Config struct {
 	Kind         string        // library to build: cuda (nvcc) or emu (the CPU emulator)
 	Budget       time.Duration // fuzzing per library after the grid, shared by the fuzz targets; 0: no fuzzing
-	Bin          string        // directory of kernels.test and fuzz.test (built with go when missing)
+	Bin          string        // directory of grids.test and fuzz.test (built with go when missing)
 	Out          string        // directory for kill-matrix.md, kill-matrix.json and the logs
 	Full         bool          // the full kernel grid instead of the -short one
 	Conventional bool          // also run the conventional suite on each library
@@ -75,7 +75,7 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Out, "logs"), 0o755); err != nil {
 		return nil, err
 	}
-	kt, ft := filepath.Join(cfg.Bin, "kernels.test"), filepath.Join(cfg.Bin, "fuzz.test")
+	kt, ft := filepath.Join(cfg.Bin, "grids.test"), filepath.Join(cfg.Bin, "fuzz.test")
 	if err := EnsureTestBinaries(kt, ft, stdout, stderr); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestRunWithFakes(t *testing.T) {
 	bin, out := filepath.Join(dir, "bin"), filepath.Join(dir, "out")
 	os.Mkdir(bin, 0o755)
 	writeScript(t, filepath.Join(bin, "make"), `case "$*" in *MUTANT=3*) echo "error: no such mutant" >&2; exit 2;; esac; echo "make $*"`)
-	writeScript(t, filepath.Join(bin, "kernels.test"), `case "$OCTANT_LIB $*" in
+	writeScript(t, filepath.Join(bin, "grids.test"), `case "$OCTANT_LIB $*" in
 *_m1.so*-test.run=^TestReduce*) printf '\026=== RUN   TestReduce\n\026=== RUN   TestReduce/pad\n    reduce_test.go:9: padding row written\n\026--- FAIL: TestReduce/pad (0.00s)\n\026--- FAIL: TestReduce (0.00s)\n\026FAIL\n'; exit 1;;
 *_m4.so*) printf '\026=== RUN   TestA\n\026--- SKIP: TestA (0.00s)\n\026PASS\n'; exit 0;;
 *_m5.so*) echo "cannot open the library"; exit 1;;

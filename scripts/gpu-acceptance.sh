@@ -5,10 +5,11 @@
 # always). Everything is logged under a work directory ($WORK, default /tmp/acceptance); what
 # comes back is $OUT/summary.log, one tarball of the logs ($OUT/logs-$PHASE.tgz) and a few named
 # files, since the device returns at most 8 files.
-#   PHASE=batch       the full kernel grids, compute-sanitizer memcheck and racecheck over the
-#                     -short test binary, octant bench, torch SDPA on the same shapes, the oracle
-#                     benchmarks on one host core (SKIP="sanitize bench sdpa oracle" skips steps;
-#                     GRID_ARGS, GRID_TIMEOUT, SAN_ARGS, SAN_TIMEOUT)
+#   PHASE=batch       the binding's own tests (bin/kernels.test) and the full kernel grids
+#                     (bin/grids.test), compute-sanitizer memcheck and racecheck over the -short
+#                     grids, octant bench, torch SDPA on the same shapes, the oracle benchmarks on
+#                     one host core (SKIP="sanitize bench sdpa oracle" skips steps; GRID_ARGS
+#                     and GRID_TIMEOUT for the grids, SAN_ARGS, SAN_TIMEOUT)
 #   PHASE=fuzz        each GPU fuzz target (TARGETS, FUZZTIME, default 2m) with the instrumented
 #                     binary; the broken-build check (FuzzDecode against mutant 1, then its printed
 #                     replay command on the mutant and on the real library; MUTANT_DEMO=0 skips);
@@ -113,14 +114,15 @@ seeds_and_fuzz() {
 
 case $PHASE in
 batch)
-  step "kernel grid (full) against the oracle"
-  OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.timeout=${GRID_TIMEOUT:-9m} ${GRID_ARGS:-} > "$work/grid.log" 2>&1 || status=1
+  step "the binding's own tests, then the kernel grid (full) against the oracle"
+  OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 > "$work/grid.log" 2>&1 || status=1
+  OCTANT_LIB=$lib ./bin/grids.test -test.count=1 -test.timeout=${GRID_TIMEOUT:-9m} ${GRID_ARGS:-} >> "$work/grid.log" 2>&1 || status=1
   tail -40 "$work/grid.log" | tee -a "$log"
   if ! skip sanitize; then
     for tool in memcheck racecheck; do
       step "compute-sanitizer --tool $tool (short grid)"
       compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-        env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.timeout=${SAN_TIMEOUT:-8m} ${SAN_ARGS:-} \
+        env OCTANT_LIB=$lib ./bin/grids.test -test.short -test.count=1 -test.timeout=${SAN_TIMEOUT:-8m} ${SAN_ARGS:-} \
         > "$work/sanitize-$tool.log" 2>&1 || status=1
       tail -15 "$work/sanitize-$tool.log" | tee -a "$log"
     done
@@ -205,13 +207,14 @@ throughput)
 sanitize)
   make cuda-mutant MUTANT=1 > "$work/build-m1.log" 2>&1 &
   bpid=$!
-  shards=("TestDecodeGrid" "TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)" "TestPrefill(Grid|Errors)" \
-          "Test(Store|Reduce|Rotate|QueryMaps|Empty|Conventional|Device|Struct|Open|ErrorIs|HIP|Buffer)[A-Za-z]*")
+  # each shard is "binary:pattern": the kernel tests (bin/grids.test), the binding's own (bin/kernels.test)
+  shards=("grids:TestDecodeGrid" "grids:TestDecode(Lengths|Sharp|ArbitraryMaps|Golden|Errors)" "grids:TestPrefill(Grid|Errors)" \
+          "grids:Test(Store|Reduce|Rotate|QueryMaps|Empty|Conventional)[A-Za-z]*" "kernels:Test(Device|Struct|Open|ErrorIs|HIP|Buffer)[A-Za-z]*")
   pids=()
   for tool in memcheck racecheck; do
     for i in "${!shards[@]}"; do
       ( timeout ${SAN_TIMEOUT:-500} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-          env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^(${shards[$i]})\$" -test.timeout 20m -test.v \
+          env OCTANT_LIB=$lib ./bin/${shards[$i]%%:*}.test -test.count=1 -test.run "^(${shards[$i]#*:})\$" -test.timeout 20m -test.v \
           > "$work/san-$tool-$i.log" 2>&1
         echo "$tool shard $i (${shards[$i]}): exit $?" >> "$work/san-exit.log" ) &
       pids+=($!)
@@ -234,7 +237,7 @@ sanitize)
   ;;
 gridbench)
   step "kernel tests, full grids (no sanitizer)"
-  OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1 || status=1
+  OCTANT_LIB=$lib ./bin/grids.test -test.count=1 -test.v > "$work/grid.log" 2>&1 || status=1
   echo "$(grep -c -E -- '--- PASS' "$work/grid.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid.log") failed, $(grep -c -E -- '--- SKIP' "$work/grid.log") skipped" | tee -a "$log"
   grep -E -- '--- FAIL|^(ok|PASS|FAIL)' "$work/grid.log" | head -20 | tee -a "$log"
   step "octant bench"
@@ -267,7 +270,7 @@ racecheck)
     done_file=${DONE_RACE:-}; [ $tool = memcheck ] && done_file=${DONE_MEM:-}
     dflag=""; [ -n "$done_file" ] && [ -f "$done_file" ] && dflag="-grid.done=$PWD/$done_file"
     ( timeout ${SAN_TIMEOUT:-560} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-        env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run "^($pat)\$" -test.parallel 1 -test.timeout 30m -test.v \
+        env OCTANT_LIB=$lib ./bin/grids.test -test.count=1 -test.run "^($pat)\$" -test.parallel 1 -test.timeout 30m -test.v \
         -grid.serial -grid.deadline=$dl $extra $dflag > "$work/$tool-$name.log" 2>&1
       echo "$tool $name ($pat $extra): exit $?" >> "$work/san-exit.log" ) &
     pids+=($!)
@@ -299,7 +302,7 @@ final)
   mpid=$!
   for tool in memcheck racecheck; do
     ( timeout ${SAN_TIMEOUT:-400} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-        env OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 -test.run '^(TestPrefillGrid|TestPrefillErrors)$' -test.timeout 20m -test.v \
+        env OCTANT_LIB=$lib ./bin/grids.test -test.count=1 -test.run '^(TestPrefillGrid|TestPrefillErrors)$' -test.timeout 20m -test.v \
         > "$work/san-prefill-$tool.log" 2>&1
       echo "$tool prefill: exit $?" >> "$work/san-exit.log" ) &
   done
@@ -357,7 +360,7 @@ soak)
 judge)
   decode_throughput
   step "kernel grids (full) and octant conform (${CONFORM_BUDGET:-90s}), concurrently"
-  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-300} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
+  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-300} ./bin/grids.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
   gpid=$!
   timeout ${CONFORM_TIMEOUT:-300} ./bin/octant conform --lib "$lib" --budget ${CONFORM_BUDGET:-90s} --out "$work/conform" > "$work/conform.log" 2>&1
   echo "conform exit $?" | tee -a "$log"
@@ -373,11 +376,11 @@ judge)
 native)
   decode_throughput
   step "concurrently: full kernel grids, sanitizers over the -short grids, conform sm_90 and gfx1100 (model)"
-  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-330} ./bin/kernels.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
+  ( OCTANT_LIB=$lib timeout ${GRID_TIMEOUT:-330} ./bin/grids.test -test.count=1 -test.v > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit" ) &
   pids=($!)
   for tool in memcheck racecheck; do
     ( timeout ${SAN_TIMEOUT:-330} compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-        env OCTANT_LIB=$lib ./bin/kernels.test -test.short -test.count=1 -test.v -test.timeout 20m \
+        env OCTANT_LIB=$lib ./bin/grids.test -test.short -test.count=1 -test.v -test.timeout 20m \
         -test.run '^(TestDecodeGrid|TestPrefillGrid|TestPrefillTiles|TestWMMAModel|TestWMMATierListed)$' -grid.deadline=${SAN_DEADLINE:-250s} \
         > "$work/san-$tool.log" 2>&1
       echo "$tool: exit $?" >> "$work/san-exit.log" ) &
@@ -431,7 +434,7 @@ mma)
   for v in default:$lib f16k:$v8; do
     name=${v%%:*} l=${v#*:}
     step "$name: TestMMA and the full decode and prefill tests on the mma tier"
-    OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/kernels.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode|^TestPrefill' > "$work/grid-$name.log" 2>&1 || status=1
+    OCTANT_LIB=$l OCTANT_TIERS=mma ./bin/grids.test -test.count=1 -test.v -test.run '^TestMMA|^TestDecode|^TestPrefill' > "$work/grid-$name.log" 2>&1 || status=1
     echo "$(grep -c -E -- '--- PASS' "$work/grid-$name.log") passed, $(grep -c -E -- '--- FAIL' "$work/grid-$name.log") failed" | tee -a "$log"
     step "$name: octant bench"
     ./bin/octant bench --lib "$l" --specs ${SPECS:-big,q1s100k,q4s100k,q2ks100k,q2ks100k-pf} --reps 20 --json "$work/bench-$name.json" \
@@ -446,7 +449,7 @@ mma)
   skip sdpa || { step "torch SDPA, the same shapes"; PYTHONUNBUFFERED=1 python3 scripts/bench_sdpa.py --json "$work/sdpa.json" 2>&1 | grep -E "flash|HBM" | tee -a "$log"; }
   skip sanitize || step "compute-sanitizer memcheck and racecheck, short decode and prefill grids on mma"
   skip sanitize || for tool in memcheck racecheck; do
-    OCTANT_LIB=$lib OCTANT_TIERS=mma timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 ./bin/kernels.test -test.short \
+    OCTANT_LIB=$lib OCTANT_TIERS=mma timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 ./bin/grids.test -test.short \
       -test.count=1 -test.run '^TestDecodeGrid|^TestReduce|^TestPrefill' > "$work/san-$tool.log" 2>&1 || status=1
     tail -2 "$work/san-$tool.log" | tee -a "$log"
   done

@@ -72,12 +72,12 @@ func TestMutateNoEvidence(t *testing.T) {
 	}
 }
 
-// fakeMutateTools writes a fake make, fuzz.test and kernels.test (with the given shell body) to a
+// fakeMutateTools writes a fake make, fuzz.test and grids.test (with the given shell body) to a
 // temporary directory put first on PATH, and returns it.
-func fakeMutateTools(t *testing.T, kernelsTest string) string {
+func fakeMutateTools(t *testing.T, gridsTest string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{"make": `echo "make $*"`, "kernels.test": kernelsTest, "fuzz.test": `printf '\026PASS\n'`} {
+	for name, body := range map[string]string{"make": `echo "make $*"`, "grids.test": gridsTest, "fuzz.test": `printf '\026PASS\n'`} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 /* Test entry points of the Octave kernel libraries. NOT PART OF THE C ABI (octave_capi.h): no version,
  * no compatibility promise, may change or disappear with any commit. They exist for Octant's own Go
- * tests (kernels/wmma_test.go) and nothing else; production code must not call them.
+ * tests (grids/wmma_test.go) and nothing else; production code must not call them.
  *
  * octave_wmma_selftest runs one RDNA3 wave32 WMMA per "problem" on the library's device: on gfx1100
  * the v_wmma_* instruction, on the CPU emulator and CUDA builds the model of it that the WMMA decode
@@ -9,7 +9,7 @@
  * documented layout: lane l's A and B registers go in, lane l's D registers come out, and the test
  * compares them with a plain matrix product packed and unpacked by the layout AMD documents. A model
  * (or a kernel) with the wrong layout therefore fails the test instead of agreeing with itself.
- * octave_mma_selftest does the same for NVIDIA's mma.sync (kernels/mma_test.go).
+ * octave_mma_selftest does the same for NVIDIA's mma.sync (grids/mma_test.go).
  */
 #ifndef OCTAVE_SELFTEST_H
 #define OCTAVE_SELFTEST_H
@@ -86,7 +86,7 @@ int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 
 /* octave_blockdiv_selftest computes q[i] = t[i] / block_size for i < n the way the mma decode and
  * prefill do (oct_bs_magic on the host, then oct_bs_div: a multiply and a shift;
- * csrc/octave_params.h), on the host, for kernels/blockdiv_test.go. Needs no context.
+ * csrc/octave_params.h), on the host, for grids/blockdiv_test.go. Needs no context.
  * Statuses: INVALID_ARGUMENT (block_size < 1, n < 0, t or q NULL with n > 0, some t[i] >= 2^31). */
 int32_t octave_blockdiv_selftest(int32_t block_size, const uint32_t* t, uint32_t* q, int64_t n);
 

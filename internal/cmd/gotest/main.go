@@ -11,7 +11,7 @@
 //
 // Its own flags come first; everything from the first other argument (or after "--") goes to go
 // test as it is. The package count comes from `go list` of the arguments that are package paths
-// ("./...", "./kernels/", "../x").
+// ("./...", "./grids/", "../x").
 //
 // With -summary FILE a run also appends its counts to FILE (one JSON line: the packages that ran
 // tests, the tests passed and skipped, the failures, its exit status). -total FILE reads such a

@@ -48,7 +48,8 @@ func recipe(t *testing.T, target string) string {
 // steps and make conform call bin/octant, never go run (whose "exit status 1" doubles every
 // failing exit); the ISA table goes to build/isa.log; make emu-test runs the GPU, the
 // must-not-matter and the isolation properties (-short) on the emulator library, every tier (no
-// OCTANT_TIERS).
+// OCTANT_TIERS), and the binding's tests with the kernel grids (./kernels/ ./grids/, -short);
+// make gpu-bins builds the grids' test binary (bin/grids.test, the one octant mutate runs).
 func TestMakeTestRecipes(t *testing.T) {
 	test := recipe(t, "test")
 	if !regexp.MustCompile(`test-steps GOTEST_SUMMARY=\$\(abspath \$\(TEST_SUMMARY\)\); rc=\$\$\?;\s+\$\(GOTEST_BIN\) -total \$\(TEST_SUMMARY\) -exit \$\$rc -since \$\$start -label "make test"$`).MatchString(test) {
@@ -76,6 +77,13 @@ func TestMakeTestRecipes(t *testing.T) {
 	gpu := regexp.MustCompile(`(?m)^OCTANT_LIB=\$\(abspath \$\(KBUILD\)/liboctave_emu\.so\) \$\(GOTEST\) -short -count=1 -run '\^\(TestGPU\|TestMustNotMatter\|TestSkipContract\|TestIsolation\)' \./fuzz/$`)
 	if !gpu.MatchString(emu) {
 		t.Errorf("make emu-test does not run TestGPU*, TestMustNotMatter*, TestSkipContract* and TestIsolation* (-short) on the emulator library:\n%s", emu)
+	}
+	grids := regexp.MustCompile(`(?m)^OCTANT_LIB=\$\(abspath \$\(KBUILD\)/liboctave_emu\.so\) \$\(GOTEST\) -short -count=1 [^\n]*\./kernels/ \./grids/$`)
+	if !grids.MatchString(emu) {
+		t.Errorf("make emu-test does not run the binding's tests and the kernel grids (-short ./kernels/ ./grids/) on the emulator library:\n%s", emu)
+	}
+	if bins := recipe(t, "gpu-bins"); !strings.Contains(bins, "-o bin/grids.test ./grids\n") {
+		t.Errorf("make gpu-bins does not build bin/grids.test from ./grids:\n%s", bins)
 	}
 	if isa := recipe(t, "isa-log"); !strings.Contains(isa, "isa >$(KBUILD)/isa.log") {
 		t.Errorf("isa-log does not send make isa's output to build/isa.log:\n%s", isa)

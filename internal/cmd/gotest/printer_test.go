@@ -102,9 +102,9 @@ func TestParseArgs(t *testing.T) {
 		rest  string
 	}{
 		{[]string{"./..."}, "go", 30 * time.Second, "./..."},
-		{[]string{"-go", "/usr/local/go/bin/go", "-every=5s", "-short", "./kernels/"}, "/usr/local/go/bin/go", 5 * time.Second, "-short ./kernels/"},
+		{[]string{"-go", "/usr/local/go/bin/go", "-every=5s", "-short", "./grids/"}, "/usr/local/go/bin/go", 5 * time.Second, "-short ./grids/"},
 		{[]string{"--every", "1m", "--", "-go", "x"}, "go", time.Minute, "-go x"},
-		{[]string{"-count=1", "-timeout", "60m", "./kernels/"}, "go", 30 * time.Second, "-count=1 -timeout 60m ./kernels/"},
+		{[]string{"-count=1", "-timeout", "60m", "./grids/"}, "go", 30 * time.Second, "-count=1 -timeout 60m ./grids/"},
 	} {
 		o, rest, err := parseArgs(c.args)
 		if err != nil || o.goBin != c.goBin || o.every != c.every || strings.Join(rest, " ") != c.rest {

@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 // The shared test environment of the kernel tests: one library and one device per test binary,
 // the tiers the device offers, the numeric profile each tier declares, and how a failing case is
@@ -6,8 +6,8 @@ package kernels_test
 //
 // Every test here needs a kernel library: without OCTANT_LIB it skips. With it, e.g.
 //
-//	OCTANT_LIB=$PWD/build/liboctave_emu.so CGO_ENABLED=0 go test -short ./kernels/   (CPU emulator)
-//	OCTANT_LIB=/path/liboctave_cuda.so ./kernels.test -test.count=1                   (GPU)
+//	OCTANT_LIB=$PWD/build/liboctave_emu.so CGO_ENABLED=0 go test -short ./grids/   (CPU emulator)
+//	OCTANT_LIB=/path/liboctave_cuda.so ./grids.test -test.count=1                   (GPU)
 //
 // -short selects the small grids (the CPU emulator in CI); without it the full grids run (GPU).
 
@@ -110,7 +110,7 @@ func repro(t testing.TB) string {
 	if *seedFlag != 1 {
 		args += fmt.Sprintf(" -args -octant.seed=%d", *seedFlag)
 	}
-	return fmt.Sprintf("[seed %d; reproduce: OCTANT_LIB=%s go test ./kernels/ -count=1 -run '^%s$'%s]",
+	return fmt.Sprintf("[seed %d; reproduce: OCTANT_LIB=%s go test ./grids/ -count=1 -run '^%s$'%s]",
 		*seedFlag, os.Getenv("OCTANT_LIB"), runPattern(t.Name()), args)
 }
 

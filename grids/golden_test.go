@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 // goldenDir returns the directory of the upstream golden vectors (corpus/golden/upstream,
 // unchanged copies of shared/golden): $OCTANT_GOLDEN, or found from the working directory (the
-// package directory under go test; the repository root or kernels/ for a copied test binary).
+// package directory under go test; the repository root or grids/ for a copied test binary).
 func goldenDir(t *testing.T) string {
 	t.Helper()
 	cands := []string{"../corpus/golden/upstream", "corpus/golden/upstream"}
@@ -30,7 +30,7 @@ func goldenDir(t *testing.T) string {
 			return d
 		}
 	}
-	t.Fatalf("upstream golden vectors not found in %v: run from the repository or kernels/, or set OCTANT_GOLDEN to corpus/golden/upstream", cands)
+	t.Fatalf("upstream golden vectors not found in %v: run from the repository or grids/, or set OCTANT_GOLDEN to corpus/golden/upstream", cands)
 	return ""
 }
 

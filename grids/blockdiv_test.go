@@ -1,4 +1,4 @@
-package kernels
+package grids
 
 // The block index of the mma decode and the mma prefill's prefix (csrc/octave_params.h:
 // oct_bs_magic on the host, oct_bs_div in the kernels): t / block_size as a multiply and a shift,
@@ -8,32 +8,31 @@ package kernels
 // every block size's multiples ± 1 near 0, near 2^31 and at random, for small, odd, power-of-two
 // and near-2^31 block sizes and random ones.
 //
-//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./kernels/ -run TestBlockIndexDivision -v
+//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./grids/ -run TestBlockIndexDivision -v
 
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/octant-kv/octant/kernels"
 )
 
 func TestBlockIndexDivision(t *testing.T) {
-	l := openTestLib(t)
-	sym, err := purego.Dlsym(l.handle, "octave_blockdiv_selftest")
-	if err != nil || sym == 0 {
-		t.Fatalf("%s does not export octave_blockdiv_selftest (csrc/include/octave_selftest.h): rebuild it from this tree", l.Path)
-	}
+	l, _ := openSelftest(t)
 	var fn func(int32, uintptr, uintptr, int64) int32
-	purego.RegisterFunc(&fn, sym)
+	if err := l.BindSelftest("octave_blockdiv_selftest", &fn); err != nil {
+		t.Fatal(err)
+	}
 	div := func(bs int32, ts []uint32) ([]uint32, error) {
 		q := make([]uint32, len(ts))
 		var tp, qp uintptr
 		if len(ts) > 0 {
 			tp, qp = uintptr(unsafe.Pointer(&ts[0])), uintptr(unsafe.Pointer(&q[0]))
 		}
-		err := l.call("octave_blockdiv_selftest", func() int32 { return fn(bs, tp, qp, int64(len(ts))) })
+		err := l.CallSelftest("octave_blockdiv_selftest", func() int32 { return fn(bs, tp, qp, int64(len(ts))) })
 		return q, err
 	}
 
@@ -105,7 +104,9 @@ func TestBlockIndexDivision(t *testing.T) {
 		{16, []uint32{5, 1 << 31}, "t[1] = 2147483648"},
 	} {
 		_, err := div(c.bs, c.ts)
-		wantStatus(t, "blockdiv_selftest", err, ErrInvalidArgument, c.word)
+		if ke, ok := err.(*kernels.Error); !ok || ke.Status != kernels.ErrInvalidArgument || !strings.Contains(ke.Message, c.word) {
+			t.Errorf("blockdiv_selftest(%d, %v): got %v, expected INVALID_ARGUMENT with a message holding %q", c.bs, c.ts, err, c.word)
+		}
 	}
 	if q, err := div(16, nil); err != nil || len(q) != 0 {
 		t.Errorf("no positions: %v, %v", q, err)

@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 
 // This file's name sorts before every other external test file of the package, so that its test
 // is the first of them that go test runs (files in name order, tests in source order; the
-// package's internal test files, unit tests without long cases, run before all external ones), and
+// package's internal test files, the model tests without long cases, run before all external ones), and
 // the first phase of every kill run of `octant mutate` names it (mutate/phases.go): a defect that
 // shows only past 2^16 tokens is caught in the first seconds of a run, not after the whole decode
 // grid. TestLongFirstOrder (order_test.go) checks both.

@@ -1,4 +1,4 @@
-package kernels
+package grids
 
 // NVIDIA's warp-level mma.sync on its own (csrc/include/octave_mma.h; docs/kernels.md, "The mma
 // model"), through the test entry point octave_mma_selftest (csrc/include/octave_selftest.h: not
@@ -15,7 +15,7 @@ package kernels
 // result the model assumes, is skipped there. HIP builds have no mma.sync: the entry point must
 // refuse.
 //
-//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./kernels/ -run 'TestMMA' -v
+//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./grids/ -run 'TestMMA' -v
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
+	"github.com/octant-kv/octant/kernels"
 )
 
 // cMMASelftestArgs mirrors octave_mma_selftest_args (48 bytes; capi_selftest.cpp asserts it).
@@ -174,21 +174,19 @@ func mmaWant(p *mmaProblem, form, m, n int) (bits uint32, abs float64) {
 // ---- the binding ------------------------------------------------------------------------------
 
 type mmaRunner struct {
-	l   *Lib
-	d   *Device
+	l   *kernels.Lib
+	d   *kernels.Device
 	fn  func(uintptr, *cMMASelftestArgs) int32
 	hw  bool // a CUDA build: the instruction, not the model
 	bad bool // a device without mma.sync (the HIP builds): the entry point must refuse
 }
 
 func newMMARunner(t *testing.T) *mmaRunner {
-	l, d := openTestDevice(t)
-	sym, err := purego.Dlsym(l.handle, "octave_mma_selftest")
-	if err != nil || sym == 0 {
-		t.Fatalf("%s does not export octave_mma_selftest (csrc/include/octave_selftest.h): rebuild it from this tree", l.Path)
-	}
+	l, d := openSelftest(t)
 	r := &mmaRunner{l: l, d: d, hw: d.Info.Runtime == "CUDA", bad: d.Info.Runtime == "HIP"}
-	purego.RegisterFunc(&r.fn, sym)
+	if err := l.BindSelftest("octave_mma_selftest", &r.fn); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("%s on %s (%s): %s", l.Path, d.Info.Name, d.Info.Arch, map[bool]string{true: "the mma.sync instructions", false: "the mma model"}[r.hw])
 	return r
 }
@@ -207,7 +205,7 @@ func (r *mmaRunner) run(form int, probs []*mmaProblem) ([][32][4]uint32, error) 
 func (r *mmaRunner) runRegs(form int, a [][32][4]uint32, b [][32][2]uint32, c [][32][4]uint32) ([][32][4]uint32, error) {
 	n := len(a)
 	bytesOf := func(p unsafe.Pointer, size int) []byte { return unsafe.Slice((*byte)(p), size) }
-	bufs := &BufferSet{Dev: r.d}
+	bufs := &kernels.BufferSet{Dev: r.d}
 	defer bufs.Free()
 	ba := bufs.Input("a", bytesOf(unsafe.Pointer(&a[0]), n*32*16))
 	bb := bufs.Input("b", bytesOf(unsafe.Pointer(&b[0]), n*32*8))
@@ -221,7 +219,7 @@ func (r *mmaRunner) runRegs(form int, a [][32][4]uint32, b [][32][2]uint32, c []
 	}
 	args := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: ba.Ptr, B: bb.Ptr,
 		C: bc.Ptr, D: bd.Ptr, Form: int32(form), N: int32(n)}
-	if err := r.l.call("octave_mma_selftest", func() int32 { return r.fn(r.d.ctx, &args) }); err != nil {
+	if err := r.l.CallSelftest("octave_mma_selftest", func() int32 { return r.fn(r.d.Context(), &args) }); err != nil {
 		return nil, err
 	}
 	if err := bufs.Verify("octave_mma_selftest"); err != nil {
@@ -368,7 +366,7 @@ func TestMMAModel(t *testing.T) {
 	if r.bad {
 		skipRefused(t, r.l, r.d, "octave_mma_selftest", "mma.sync", func() int32 {
 			a := cMMASelftestArgs{StructSize: 48, A: 4, B: 4, C: 4, D: 4, N: 1}
-			return r.fn(r.d.ctx, &a)
+			return r.fn(r.d.Context(), &a)
 		})
 	}
 	rng := rand.New(rand.NewPCG(0x6D6D, 2))

@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 // Selecting grid cases for long runs (compute-sanitizer's racecheck runs the full grids 100 to
 // 1000 times slower than the GPU does): -grid.shard=i/n runs every n-th case starting at case i,

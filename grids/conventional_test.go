@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 // The conventional suite: a fixed grid shaped like upstream's own tests (docs/contract.md §7), with their
 // checks only: one GQA group (G = 6, Hkv = 1), block size 16, one layout (LBHNC), default signs, a

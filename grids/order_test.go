@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 import (
 	"go/ast"
@@ -15,7 +15,7 @@ import (
 )
 
 // kernelTest is a top-level test of this package and whether it is in an internal test file
-// (package kernels) or an external one (package kernels_test).
+// (package grids) or an external one (package grids_test).
 type kernelTest struct {
 	name     string
 	internal bool
@@ -36,7 +36,7 @@ func testOrder(t *testing.T) []kernelTest {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := af.Name.Name == "kernels"
+		in := af.Name.Name == "grids"
 		for _, d := range af.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Name.Name == "TestMain" {
@@ -57,7 +57,7 @@ func testOrder(t *testing.T) []kernelTest {
 // first run has none (the whole grid).
 func firstRunPattern(t *testing.T, op string) string {
 	dir := t.TempDir()
-	bin, args := filepath.Join(dir, "kernels.test"), filepath.Join(dir, "args")
+	bin, args := filepath.Join(dir, "grids.test"), filepath.Join(dir, "args")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$OCTANT_ARGS_FILE\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func firstRunPattern(t *testing.T, op string) string {
 
 // TestLongFirstOrder: TestDecodeLongFirst is the first external test go test runs in this package,
 // and the first run of every kill run (each op of the mutant catalogue, and the unmutated build)
-// selects it with only internal tests (unit tests without long cases) before it: the first minute
-// of a kill run on the GPU includes a decode past 2^16 tokens on every tier.
+// selects it with only internal tests (the model tests, without long cases) before it: the first
+// minute of a kill run on the GPU includes a decode past 2^16 tokens on every tier.
 func TestLongFirstOrder(t *testing.T) {
 	const first = "TestDecodeLongFirst"
 	order := testOrder(t)

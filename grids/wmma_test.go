@@ -1,4 +1,4 @@
-package kernels
+package grids
 
 // The WMMA model on its own (csrc/include/octave_wmma.h; docs/kernels.md, "The WMMA tier and its
 // model"), through the test entry point octave_wmma_selftest (csrc/include/octave_selftest.h: not
@@ -14,7 +14,7 @@ package kernels
 // whose hardware result is undocumented, are skipped there. gfx942 has no WMMA: the entry point
 // must refuse it.
 //
-//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./kernels/ -run TestWMMAModel -v
+//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./grids/ -run TestWMMAModel -v
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/harness/harnesstest"
+	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
 
@@ -267,21 +267,19 @@ func withinHardware(p *wmmaProblem, form, m, n int, got uint32) bool {
 // ---- the binding -------------------------------------------------------------------------------
 
 type wmmaRunner struct {
-	l   *Lib
-	d   *Device
+	l   *kernels.Lib
+	d   *kernels.Device
 	fn  func(uintptr, *cWMMASelftestArgs) int32
 	hw  bool // gfx1100: the instructions, not the model
 	bad bool // a device without WMMA (gfx942): the entry point must refuse
 }
 
 func newWMMARunner(t *testing.T) *wmmaRunner {
-	l, d := openTestDevice(t)
-	sym, err := purego.Dlsym(l.handle, "octave_wmma_selftest")
-	if err != nil || sym == 0 {
-		t.Fatalf("%s does not export octave_wmma_selftest (csrc/include/octave_selftest.h): rebuild it from this tree", l.Path)
-	}
+	l, d := openSelftest(t)
 	r := &wmmaRunner{l: l, d: d, hw: d.Info.Arch == "gfx1100"}
-	purego.RegisterFunc(&r.fn, sym)
+	if err := l.BindSelftest("octave_wmma_selftest", &r.fn); err != nil {
+		t.Fatal(err)
+	}
 	r.bad = d.Info.Runtime == "HIP" && !r.hw
 	t.Logf("%s on %s (%s): %s", l.Path, d.Info.Name, d.Info.Arch, map[bool]string{true: "the v_wmma instructions", false: "the WMMA model"}[r.hw])
 	return r
@@ -297,7 +295,7 @@ func (r *wmmaRunner) run(form, flags int, probs []*wmmaProblem) ([][32][8]uint32
 		regs[i][2] = packC(p, form, opsel)
 	}
 	const per = 32 * 8 * 4
-	var bufs [4]*Buffer
+	var bufs [4]*kernels.Buffer
 	for j := range bufs {
 		b, err := r.d.Alloc(n*per, 0xFF)
 		if err != nil {
@@ -317,7 +315,7 @@ func (r *wmmaRunner) run(form, flags int, probs []*wmmaProblem) ([][32][8]uint32
 	}
 	args := cWMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cWMMASelftestArgs{})), A: bufs[0].Ptr, B: bufs[1].Ptr,
 		C: bufs[2].Ptr, D: bufs[3].Ptr, Form: int32(form), Flags: int32(flags), N: int32(n)}
-	if err := r.l.call("octave_wmma_selftest", func() int32 { return r.fn(r.d.ctx, &args) }); err != nil {
+	if err := r.l.CallSelftest("octave_wmma_selftest", func() int32 { return r.fn(r.d.Context(), &args) }); err != nil {
 		return nil, err
 	}
 	for j, b := range bufs {
@@ -665,7 +663,7 @@ func TestWMMAModel(t *testing.T) {
 	if r.bad {
 		skipRefused(t, r.l, r.d, "octave_wmma_selftest", "WMMA", func() int32 {
 			a := cWMMASelftestArgs{StructSize: 56, A: 4, B: 4, C: 4, D: 4, N: 1}
-			return r.fn(r.d.ctx, &a)
+			return r.fn(r.d.Context(), &a)
 		})
 	}
 	t.Run("f32_f16", func(t *testing.T) { r.check(t, wmmaF32F16, 0, f16Problems(rng, wmmaF32F16)) })
@@ -730,14 +728,14 @@ func TestWMMAFacts(t *testing.T) {
 // read by oracle.ParsePrefillProfile), named "wmma" on gfx1100 (the instructions) and
 // "wmma-model" on the emulator and CUDA builds (the model); not at all on gfx942.
 func TestWMMATierListed(t *testing.T) {
-	_, d := openTestDevice(t)
+	_, d := openSelftest(t)
 	tiers, err := d.Tiers()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []TierDesc
+	var found []kernels.TierDesc
 	for _, tr := range tiers {
-		if tr.Tier == TierWMMA {
+		if tr.Tier == kernels.TierWMMA {
 			found = append(found, tr)
 		}
 	}
@@ -763,17 +761,26 @@ func TestWMMATierListed(t *testing.T) {
 	if pre, chunk, err := oracle.ParsePrefillProfile(w.PrefillProfile); err != nil || pre != oracle.ProfileInt8RowQ || chunk != oracle.ProfilePrefillChunkF16 {
 		t.Errorf("WMMA tier's prefill profile %q: oracle.ParsePrefillProfile gives %q, %q, %v; expected int8rowq, prefill-chunk-f16", w.PrefillProfile, pre, chunk, err)
 	}
-	if tiers[0].Tier != TierPortable {
+	if tiers[0].Tier != kernels.TierPortable {
 		t.Errorf("tiers %+v: expected the portable tier first", tiers)
 	}
 }
 
+// openSelftest is the library the kernel tests share (OCTANT_LIB, opened once per test binary:
+// harnesstest.LibOrSkip) and its device, for the tests of its test entry points; it skips without
+// OCTANT_LIB.
+func openSelftest(t *testing.T) (*kernels.Lib, *kernels.Device) {
+	t.Helper()
+	l := harnesstest.LibOrSkip(t)
+	return l.Lib, l.Dev
+}
+
 // skipRefused: on a device without the instructions (what), the self-test entry point sym must
 // refuse a call with UNSUPPORTED_TIER; the test then skips.
-func skipRefused(t *testing.T, l *Lib, d *Device, sym, what string, call func() int32) {
+func skipRefused(t *testing.T, l *kernels.Lib, d *kernels.Device, sym, what string, call func() int32) {
 	t.Helper()
-	err := l.call(sym, call)
-	if ke, ok := err.(*Error); !ok || ke.Status != ErrUnsupportedTier {
+	err := l.CallSelftest(sym, call)
+	if ke, ok := err.(*kernels.Error); !ok || ke.Status != kernels.ErrUnsupportedTier {
 		t.Fatalf("%s has no %s: %s gave %v, expected UNSUPPORTED_TIER", d.Info.Arch, what, sym, err)
 	}
 	t.Skipf("%s has no %s (refused as expected)", d.Info.Arch, what)

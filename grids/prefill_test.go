@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 import (
 	"fmt"

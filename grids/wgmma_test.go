@@ -1,4 +1,4 @@
-package kernels
+package grids
 
 // NVIDIA's warpgroup-level wgmma.mma_async (m64n256k16, f32 ← f16, A from registers, B from shared
 // memory through a matrix descriptor; csrc/include/octave_wgmma.h; docs/kernels.md, "The wgmma
@@ -10,7 +10,7 @@ package kernels
 // the hardware, so the problems use several (LBO, SBO) pairs, none symmetric, and a failing one
 // says whether the result matches the offsets swapped.
 //
-//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./kernels/ -run 'TestWGMMA' -v
+//	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./grids/ -run 'TestWGMMA' -v
 
 import (
 	"fmt"
@@ -19,6 +19,8 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
+
+	"github.com/octant-kv/octant/kernels"
 )
 
 const (
@@ -92,7 +94,7 @@ func wgRun(r *mmaRunner, probs []*wgProblem) ([][64][256]uint32, error) {
 		b = append(b, img...)
 	}
 	bytesOf := func(p unsafe.Pointer, size int) []byte { return unsafe.Slice((*byte)(p), size) }
-	bufs := &BufferSet{Dev: r.d}
+	bufs := &kernels.BufferSet{Dev: r.d}
 	defer bufs.Free()
 	ba := bufs.Input("a", bytesOf(unsafe.Pointer(&a[0]), n*128*16))
 	bb := bufs.Input("b", bytesOf(unsafe.Pointer(&b[0]), 4*len(b)))
@@ -106,7 +108,7 @@ func wgRun(r *mmaRunner, probs []*wgProblem) ([][64][256]uint32, error) {
 	}
 	args := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: ba.Ptr, B: bb.Ptr,
 		C: bc.Ptr, D: bd.Ptr, Form: mmaWgmma, N: int32(n)}
-	if err := r.l.call("octave_mma_selftest", func() int32 { return r.fn(r.d.ctx, &args) }); err != nil {
+	if err := r.l.CallSelftest("octave_mma_selftest", func() int32 { return r.fn(r.d.Context(), &args) }); err != nil {
 		return nil, err
 	}
 	if err := bufs.Verify("octave_mma_selftest"); err != nil {
@@ -202,7 +204,7 @@ func TestWGMMAModel(t *testing.T) {
 	}
 	probs := wgProblems(rand.New(rand.NewPCG(0x7767, 4)))
 	ds, err := wgRun(r, probs)
-	if ke, ok := err.(*Error); ok && ke.Status == ErrUnsupportedTier && r.hw {
+	if ke, ok := err.(*kernels.Error); ok && ke.Status == kernels.ErrUnsupportedTier && r.hw {
 		t.Skipf("this CUDA library has no wgmma (built without sm_90a: %v)", err)
 	}
 	if err != nil {
@@ -283,8 +285,8 @@ func TestMMASelftestForms(t *testing.T) {
 	r := newMMARunner(t)
 	for _, form := range []int32{-1, 4, 1 << 30} {
 		a := cMMASelftestArgs{StructSize: uint64(unsafe.Sizeof(cMMASelftestArgs{})), A: 4, B: 4, C: 4, D: 4, Form: form, N: 1}
-		err := r.l.call("octave_mma_selftest", func() int32 { return r.fn(r.d.ctx, &a) })
-		if ke, ok := err.(*Error); !ok || ke.Status != ErrInvalidArgument {
+		err := r.l.CallSelftest("octave_mma_selftest", func() int32 { return r.fn(r.d.Context(), &a) })
+		if ke, ok := err.(*kernels.Error); !ok || ke.Status != kernels.ErrInvalidArgument {
 			t.Errorf("form %d: got %v, expected INVALID_ARGUMENT", form, err)
 		}
 	}

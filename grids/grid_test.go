@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 // Covering grids. The full cartesian product of the decode axes (formats × dtypes × GQA groups ×
 // block sizes × layouts × split counts × query groups × modes × padding × sign patterns × ...) has

@@ -1,4 +1,4 @@
-package kernels_test
+package grids_test
 
 // Building device inputs: activations in fp16/bf16, sign patterns, packed caches in either layout,
 // and canary-guarded device buffers that remember what was uploaded, so that every test can check
