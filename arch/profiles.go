@@ -6,27 +6,15 @@ import (
 	"strings"
 )
 
-// ModelSuffix ends the name under which a library offers a native tier that it runs on a model of
-// the architecture's instructions: the emulator and CUDA builds offer gfx1100's wmma tier as
-// "wmma-model" and sm_90's mma tier as "mma-model" on the emulator.
-const ModelSuffix = "-model"
-
-// ModelTier is the name of tier run on a model of its architecture's instructions.
-func ModelTier(tier string) string { return tier + ModelSuffix }
-
-// BaseTier is the registered tier a library's tier name stands for: the name itself, or the
-// native tier that a "<tier>-model" tier runs on a model.
-func BaseTier(name string) string { return strings.TrimSuffix(name, ModelSuffix) }
-
 // AllowedProfiles lists the profiles a kernel library's tier may declare for op: the profile
-// every architecture that registers the tier (BaseTier(name)) gives it, and the profiles of the
+// every architecture that registers the tier (name.Base()) gives it, and the profiles of the
 // tier's builds that this repository makes and tests (Tier.VariantProfiles). A library that
 // declares any other profile for the tier is judged a Fail by every caller (harness): a judge
 // holds a tier to the arithmetic the registry says it has, not to what the library chooses to
 // claim. The error says why nothing is allowed: no architecture registers the tier, or none gives
 // it op.
-func AllowedProfiles(name string, op Op) ([]string, error) {
-	base := BaseTier(name)
+func AllowedProfiles(name TierName, op Op) ([]string, error) {
+	base := name.Base()
 	var out []string
 	registered := false
 	for _, a := range registry {
@@ -46,7 +34,7 @@ func AllowedProfiles(name string, op Op) ([]string, error) {
 	}
 	switch {
 	case !registered:
-		return nil, fmt.Errorf("tier %q is not in the architecture registry (arch/registry.go): expected a registered tier name (%s) or one of them with %q", name, strings.Join(TierNames(), ", "), ModelSuffix)
+		return nil, fmt.Errorf("tier %q is not in the architecture registry (arch/registry.go): expected a registered tier name (%s) or one of them with %q", name, JoinTiers(TierNames()), ModelSuffix)
 	case len(out) == 0:
 		return nil, fmt.Errorf("tier %q: no architecture registers a %s profile for the %s tier", name, op, base)
 	}
@@ -55,21 +43,21 @@ func AllowedProfiles(name string, op Op) ([]string, error) {
 
 // CheckProfile returns an error when profile is not one AllowedProfiles gives the library's tier
 // name for op.
-func CheckProfile(name string, op Op, profile string) error {
+func CheckProfile(name TierName, op Op, profile string) error {
 	allowed, err := AllowedProfiles(name, op)
 	if err != nil {
 		return err
 	}
 	if !slices.Contains(allowed, profile) {
 		return fmt.Errorf("tier %s declares %s profile %q; the registry allows %s for the %s tier (arch/registry.go): a library is held to its tier's registered arithmetic, not to a profile of its own choosing",
-			name, op, profile, quoteAll(allowed), BaseTier(name))
+			name, op, profile, quoteAll(allowed), name.Base())
 	}
 	return nil
 }
 
 // TierNames lists every registered tier name once, in registry order.
-func TierNames() []string {
-	var out []string
+func TierNames() []TierName {
+	var out []TierName
 	for _, a := range registry {
 		for _, t := range a.Tiers {
 			if !slices.Contains(out, t.Name) {
@@ -86,4 +74,13 @@ func quoteAll(ps []string) string {
 		q[i] = fmt.Sprintf("%q", p)
 	}
 	return strings.Join(q, " or ")
+}
+
+// JoinTiers joins tier names with ", " for a message.
+func JoinTiers(ns []TierName) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }

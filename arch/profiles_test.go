@@ -10,7 +10,7 @@ import (
 // and nothing else; a model tier is held to its native tier's; an unregistered tier to nothing.
 func TestAllowedProfiles(t *testing.T) {
 	for _, c := range []struct {
-		tier string
+		tier TierName
 		op   Op
 		want []string
 	}{

@@ -30,7 +30,7 @@ type Piece struct {
 // Tier is a family of kernels with one numeric profile per op; ID is the C ABI's octave_tier.
 type Tier struct {
 	ID             int
-	Name           string // "portable", "wmma", "mfma", "mma"
+	Name           TierName
 	Ops            []Op   // Decode, Prefill
 	DecodeProfile  string // docs/contract.md §5 profile of its decode ("" if no decode)
 	PrefillProfile string // profile of its prefill ("" if no prefill)
@@ -98,13 +98,13 @@ type Arch struct {
 // reduce, which have one implementation per library: the portable one).
 type Requirement struct {
 	Op    Op
-	Tiers []string // tier names; all must be present and pass
+	Tiers []TierName // all must be present and pass
 }
 
 // RequiredTiers is the tiers the requirement names, or the portable tier for an untiered op.
-func (r Requirement) RequiredTiers() []string {
+func (r Requirement) RequiredTiers() []TierName {
 	if len(r.Tiers) == 0 {
-		return []string{"portable"}
+		return []TierName{Portable}
 	}
 	return r.Tiers
 }
@@ -157,7 +157,7 @@ func (t Tier) Profile(op Op) string {
 }
 
 // Tier returns the named tier.
-func (a Arch) Tier(name string) (Tier, bool) {
+func (a Arch) Tier(name TierName) (Tier, bool) {
 	for _, t := range a.Tiers {
 		if t.Name == name {
 			return t, true
@@ -230,7 +230,7 @@ const (
 )
 
 func portable() Tier {
-	return Tier{ID: TierPortable, Name: "portable", Ops: []Op{Decode, Prefill},
+	return Tier{ID: TierPortable, Name: Portable, Ops: []Op{Decode, Prefill},
 		DecodeProfile: "dot4-int8q", PrefillProfile: "prefill-fp32", Built: true}
 }
 
@@ -289,12 +289,12 @@ var registry = []Arch{
 		// oracle.ParsePrefillProfile). The emulator and CUDA libraries run the same kernels on a
 		// model of the instructions and list them as "wmma-model": evidence for this tier (ran on a
 		// model), not a tier of emu or sm_90, which is why those architectures do not register it.
-		Tiers: []Tier{portable(), {ID: TierWMMA, Name: "wmma", Ops: []Op{Decode, Prefill},
+		Tiers: []Tier{portable(), {ID: TierWMMA, Name: WMMA, Ops: []Op{Decode, Prefill},
 			DecodeProfile: "wmma-f16q", PrefillProfile: "int8rowq+chunk-f16", Built: true}},
 		BuildFlags:  append([]string{"--offload-arch=gfx1100"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
 		Kernels:     append(portableNeeds(), wmmaNeeds()...),
-		Requires:    nativeRequires("wmma"),
+		Requires:    nativeRequires(WMMA),
 	},
 	{
 		Name: "gfx942", Vendor: AMD, Family: "CDNA3 (MI300)", WaveSize: 64, LogicalWave: 32,
@@ -303,11 +303,11 @@ var registry = []Arch{
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
 		},
-		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: "mfma", Ops: []Op{Decode, Prefill}}},
+		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
 		Kernels:     portableNeeds(),
-		Requires:    nativeRequires("mfma"),
+		Requires:    nativeRequires(MFMA),
 	},
 	{
 		Name: "sm_90", Vendor: NVIDIA, Family: "Hopper", WaveSize: 32, LogicalWave: 32,
@@ -318,14 +318,14 @@ var registry = []Arch{
 		// The mma tier: decode (csrc/decode_mma.hip, profile int8rowq on mma.sync's s8 form
 		// for the scores; a build with OCT_DM_INT8K=0 computes wmma-f16q and says so) and prefill
 		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
-		Tiers: []Tier{portable(), {ID: TierMMA, Name: "mma", Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",
+		Tiers: []Tier{portable(), {ID: TierMMA, Name: MMA, Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",
 			PrefillProfile: "int8rowq+chunk-f16", Built: true, VariantProfiles: map[Op][]string{Decode: {"wmma-f16q"}}}},
 		BuildFlags:  []string{"nvcc", "-x", "cu", "-arch=sm_90", "-O3", "-shared", "-Xcompiler", "-fPIC"},
 		Disassemble: "cuobjdump -sass",
 		Kernels:     portableNeeds(),
 		// The contract's native requirements with mma as the native tier (docs/contract.md §6):
 		// decode on mma and portable, prefill on mma.
-		Requires: nativeRequires("mma"),
+		Requires: nativeRequires(MMA),
 	},
 	{
 		Name: "emu", Vendor: CPU, Family: "CPU emulator", WaveSize: 32, LogicalWave: 32,
@@ -339,15 +339,15 @@ var registry = []Arch{
 // nativeRequires is docs/contract.md §6 for an architecture with a native tier: decode on it and the
 // portable dot4 reference, prefill on the native tier, store, reduce and rotate (one portable
 // implementation each).
-func nativeRequires(native string) []Requirement {
-	return []Requirement{{Decode, []string{native, "portable"}}, {Prefill, []string{native}},
+func nativeRequires(native TierName) []Requirement {
+	return []Requirement{{Decode, []TierName{native, Portable}}, {Prefill, []TierName{native}},
 		{Store, nil}, {Reduce, nil}, {Rotate, nil}}
 }
 
 // portableRequires is Octant's requirement for the CPU emulator, so that the runner can be
 // exercised anywhere: decode and prefill on the portable tier.
 func portableRequires() []Requirement {
-	return []Requirement{{Decode, []string{"portable"}}, {Prefill, []string{"portable"}},
+	return []Requirement{{Decode, []TierName{Portable}}, {Prefill, []TierName{Portable}},
 		{Store, nil}, {Reduce, nil}, {Rotate, nil}}
 }
 

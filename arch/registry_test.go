@@ -56,7 +56,7 @@ func TestMissingWhenUnbuilt(t *testing.T) {
 				b.Tiers[i].Built = false
 				found := false
 				for _, m := range b.Missing() {
-					if strings.HasPrefix(m, string(r.Op)+":") && strings.Contains(m, tn) {
+					if strings.HasPrefix(m, string(r.Op)+":") && strings.Contains(m, string(tn)) {
 						found = true
 					}
 				}

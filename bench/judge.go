@@ -95,7 +95,7 @@ func Judge(d *kernels.Device, c *Case, o Options, tiers []kernels.TierDesc) (Jud
 // verdictOf is t's verdict in j, or a Fail saying that the judge returned none for it (a tier
 // that does not offer the op, or a judge that left it out).
 func (j Judgement) verdictOf(t kernels.TierDesc) harness.Verdict {
-	if v, ok := j.Verdicts[t.Name]; ok {
+	if v, ok := j.Verdicts[string(t.Name)]; ok {
 		return v
 	}
 	var got []string
@@ -103,7 +103,7 @@ func (j Judgement) verdictOf(t kernels.TierDesc) harness.Verdict {
 		got = append(got, n)
 	}
 	slices.Sort(got)
-	return harness.Verdict{Impl: t.Name, Status: harness.Fail,
+	return harness.Verdict{Impl: string(t.Name), Status: harness.Fail,
 		Err: fmt.Errorf("tier %s: the judge returned no verdict for it (verdicts for: %s): expected one per judged tier", t.Name, strings.Join(got, ", "))}
 }
 

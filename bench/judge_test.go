@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
@@ -28,7 +29,7 @@ func emuDevice(t *testing.T) *kernels.Device {
 }
 
 // tierNamed is d's tier of that name, or skips.
-func tierNamed(t *testing.T, d *kernels.Device, name string) kernels.TierDesc {
+func tierNamed(t *testing.T, d *kernels.Device, name arch.TierName) kernels.TierDesc {
 	t.Helper()
 	ts, err := d.Tiers()
 	if err != nil {
@@ -104,9 +105,9 @@ func TestRunJudgeThenTime(t *testing.T) {
 		if err != nil {
 			return j, err
 		}
-		v := j.Verdicts[pt.Name]
-		v.Impl, v.Status, v.Err = other.Name, harness.Fail, errors.New("a fake Fail")
-		j.Verdicts[other.Name] = v
+		v := j.Verdicts[string(pt.Name)]
+		v.Impl, v.Status, v.Err = string(other.Name), harness.Fail, errors.New("a fake Fail")
+		j.Verdicts[string(other.Name)] = v
 		return j, nil
 	}
 	rep, err := Run(context.Background(), d, cfg)
@@ -128,7 +129,7 @@ func TestRunJudgeThenTime(t *testing.T) {
 	cfg.Judge = func(d *kernels.Device, c *Case, o Options, tiers []kernels.TierDesc) (Judgement, error) {
 		j, err := Judge(d, c, o, tiers)
 		if err == nil {
-			j.Outputs[pt.Name][7] ^= 0x01 // fp16 value 3's high byte
+			j.Outputs[string(pt.Name)][7] ^= 0x01 // fp16 value 3's high byte
 		}
 		return j, err
 	}

@@ -42,36 +42,36 @@ type Config struct {
 
 // Result is one row of the report: one spec at one num_splits setting.
 type Result struct {
-	Spec         string  `json:"spec"`
-	Tier         string  `json:"tier"`
-	Summary      string  `json:"summary"`
-	Reqs         int     `json:"num_reqs"`
-	Tokens       int     `json:"seq_len"`
-	QPerReq      int     `json:"queries_per_req"`
-	NumQ         int     `json:"num_q"`
-	KVHeads      int     `json:"num_kv_heads"`
-	QHeads       int     `json:"num_q_heads"`
-	G            int     `json:"gqa_group"`
-	Splits       int     `json:"num_splits"`
-	SplitsAuto   bool    `json:"num_splits_auto"`
-	QueryGroup   int     `json:"query_group"`
-	Calls        int     `json:"decode_calls_per_iter"`
-	NumBlocks    int     `json:"num_blocks"`
-	CacheBytes   int64   `json:"cache_bytes"`
-	Bytes        int64   `json:"bytes_read"`
-	FP16Bytes    int64   `json:"fp16_kv_bytes"`
-	QKPairs      int64   `json:"qk_pairs"`
-	Timing       Timing  `json:"timing,omitzero"` // the host clock around the call(s) and the sync
-	MedianMS     float64 `json:"median_ms,omitzero"`
-	MinMS        float64 `json:"min_ms,omitzero"`
-	DeviceTiming Timing  `json:"device_timing,omitzero"` // the device timer (events) around the call(s)
-	DeviceMS     float64 `json:"device_median_ms,omitzero"`
-	DeviceMinMS  float64 `json:"device_min_ms,omitzero"`
-	StreamMS     float64 `json:"stream_ms,omitzero"`
-	GBps         float64 `json:"gbps,omitzero"`
-	StreamGBps   float64 `json:"stream_gbps,omitzero"`
-	Fraction     float64 `json:"hbm_fraction,omitzero"`
-	GQKps        float64 `json:"gqk_per_s,omitzero"`
+	Spec         string        `json:"spec"`
+	Tier         arch.TierName `json:"tier"`
+	Summary      string        `json:"summary"`
+	Reqs         int           `json:"num_reqs"`
+	Tokens       int           `json:"seq_len"`
+	QPerReq      int           `json:"queries_per_req"`
+	NumQ         int           `json:"num_q"`
+	KVHeads      int           `json:"num_kv_heads"`
+	QHeads       int           `json:"num_q_heads"`
+	G            int           `json:"gqa_group"`
+	Splits       int           `json:"num_splits"`
+	SplitsAuto   bool          `json:"num_splits_auto"`
+	QueryGroup   int           `json:"query_group"`
+	Calls        int           `json:"decode_calls_per_iter"`
+	NumBlocks    int           `json:"num_blocks"`
+	CacheBytes   int64         `json:"cache_bytes"`
+	Bytes        int64         `json:"bytes_read"`
+	FP16Bytes    int64         `json:"fp16_kv_bytes"`
+	QKPairs      int64         `json:"qk_pairs"`
+	Timing       Timing        `json:"timing,omitzero"` // the host clock around the call(s) and the sync
+	MedianMS     float64       `json:"median_ms,omitzero"`
+	MinMS        float64       `json:"min_ms,omitzero"`
+	DeviceTiming Timing        `json:"device_timing,omitzero"` // the device timer (events) around the call(s)
+	DeviceMS     float64       `json:"device_median_ms,omitzero"`
+	DeviceMinMS  float64       `json:"device_min_ms,omitzero"`
+	StreamMS     float64       `json:"stream_ms,omitzero"`
+	GBps         float64       `json:"gbps,omitzero"`
+	StreamGBps   float64       `json:"stream_gbps,omitzero"`
+	Fraction     float64       `json:"hbm_fraction,omitzero"`
+	GQKps        float64       `json:"gqk_per_s,omitzero"`
 	// Verdict is the one judge's status for this setup on this tier (Pass, QualityWarning, Fail;
 	// harness.Verdict), judged before it was timed; VerdictNote its line (the worst ratio to the
 	// bound, the distance from exact attention, or the warning). JudgeS is the wall time of
@@ -204,7 +204,7 @@ func portableTier(d *kernels.Device) (kernels.TierDesc, error) {
 func tierNames(ts []kernels.TierDesc) []string {
 	var out []string
 	for _, t := range ts {
-		out = append(out, t.Name)
+		out = append(out, string(t.Name))
 	}
 	return out
 }
@@ -330,7 +330,7 @@ func runTiers(d *kernels.Device, s Spec, ns int, tiers []kernels.TierDesc, base 
 		if err == nil {
 			var timed []uint16
 			if timed, err = c.ReadOut(); err == nil {
-				err = sameOutput(s, timed, j.Outputs[t.Name])
+				err = sameOutput(s, timed, j.Outputs[string(t.Name)])
 			}
 		}
 		if err != nil {

@@ -3,15 +3,16 @@ package cases
 import (
 	"sort"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/oracle"
 	"pgregory.net/rapid"
 )
 
 // Split geometries (docs/contract.md §3.3: a tier chooses its own; the result must not depend on it).
 const (
-	GeometryPortable = "portable" // ⌈kv_max/ns⌉ tokens per split
-	GeometryWMMA     = "wmma"     // max(⌈kv_max/ns⌉, 64) rounded up to 16, at most 192 splits
-	GeometryRandom   = "random"   // random contiguous ranges: empty ones, uneven ones, past kv_max
+	GeometryPortable = string(arch.Portable) // ⌈kv_max/ns⌉ tokens per split
+	GeometryWMMA     = string(arch.WMMA)     // max(⌈kv_max/ns⌉, 64) rounded up to 16, at most 192 splits
+	GeometryRandom   = "random"              // random contiguous ranges: empty ones, uneven ones, past kv_max
 )
 
 // GeometryCase is a drawn geometry with how it was made.

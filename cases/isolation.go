@@ -175,7 +175,7 @@ func CouplesRows(l *harness.Lib, impl string) bool {
 	}
 	var id kernels.Tier = -1
 	for _, t := range l.Tiers {
-		if t.Name == impl {
+		if string(t.Name) == impl {
 			id = t.Tier
 		}
 	}

@@ -14,22 +14,18 @@ import (
 // (cases.SeededRecipe) judged by the harness on that tier alone.
 type Unit struct {
 	Op   arch.Op
-	Tier string
+	Tier arch.TierName
 	// Optional marks a tier the library lists beyond the architecture's requirements (judged all
 	// the same: a Fail in it blocks the certificate).
 	Optional bool
 	// LibTier is the tier's name in the library when it differs from Tier: a library that runs
 	// an architecture's native tier on a model of its instructions offers it as "<tier>-model"
-	// (ModelTier).
-	LibTier string
+	// (arch.TierName.Model).
+	LibTier arch.TierName
 }
 
-// ModelTier is the name under which a library offers a native tier it runs on a model of the
-// architecture's instructions (the emulator and CUDA builds: "wmma-model"; arch.ModelTier).
-func ModelTier(tier string) string { return arch.ModelTier(tier) }
-
 // libTier is the name of the unit's tier in the library.
-func (u Unit) libTier() string {
+func (u Unit) libTier() arch.TierName {
 	if u.LibTier != "" {
 		return u.LibTier
 	}
@@ -48,7 +44,7 @@ func Units(reqs []arch.Requirement) []Unit {
 	return out
 }
 
-func (u Unit) String() string { return string(u.Op) + "/" + u.Tier }
+func (u Unit) String() string { return string(u.Op) + "/" + string(u.Tier) }
 
 // property is the fuzz property whose reproducer replays a case of the op.
 var property = map[arch.Op]string{arch.Store: cases.PropNameGPUStore, arch.Rotate: cases.PropNameGPURotate, arch.Decode: cases.PropNameGPUDecode,

@@ -85,7 +85,7 @@ const (
 // Evidence is what one required (op, tier) of a certificate rests on.
 type Evidence struct {
 	Op     arch.Op        `json:"op"`
-	Tier   string         `json:"tier"`
+	Tier   arch.TierName  `json:"tier"`
 	How    string         `json:"how"`
 	Where  string         `json:"where"`
 	Cases  int            `json:"cases"` // cases judged at runtime (Pass, QualityWarning, Fail)
@@ -105,7 +105,7 @@ func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel |
 // "ran".
 func (c *Certificate) Finish() {
 	for _, e := range c.Evidence {
-		path := string(e.Op) + "/" + e.Tier + "/missing"
+		path := string(e.Op) + "/" + string(e.Tier) + "/missing"
 		if e.How == HowMissing && !slices.ContainsFunc(c.Cases, func(r CaseResult) bool { return r.Path == path }) {
 			c.Cases = append(c.Cases, CaseResult{Path: path, Status: harness.Fail, Message: "required kernel missing: " + e.Where})
 		}
@@ -135,7 +135,7 @@ func (c *Certificate) Finish() {
 	runtime := len(c.Evidence) > 0
 	for i := range c.Evidence {
 		e := &c.Evidence[i]
-		k := string(e.Op) + "/" + e.Tier
+		k := string(e.Op) + "/" + string(e.Tier)
 		e.Cases, e.Status = runs[k], status[k]
 		if e.Runtime() && e.Cases == 0 {
 			e.How = HowNotRun

@@ -33,9 +33,9 @@ func newCertificate(s Suite, mode string, a arch.Arch) *Certificate {
 }
 
 // missingPair reports whether a.Missing names the (op, tier) pair.
-func missingPair(a arch.Arch, op arch.Op, tier string) (string, bool) {
+func missingPair(a arch.Arch, op arch.Op, tier arch.TierName) (string, bool) {
 	for _, m := range a.Missing() {
-		if strings.HasPrefix(m, string(op)+":") && strings.Contains(m, " "+tier+" ") {
+		if strings.HasPrefix(m, string(op)+":") && strings.Contains(m, " "+string(tier)+" ") {
 			return m, true
 		}
 	}
@@ -126,8 +126,8 @@ func optionalEvidence(units []Unit, where string) []Evidence {
 			continue
 		}
 		e := Evidence{Op: u.Op, Tier: u.Tier, How: HowRan, Where: where, Optional: true}
-		if arch.BaseTier(u.Tier) != u.Tier {
-			e.How, e.Where = HowModel, fmt.Sprintf("%s: the %s tier's kernel source with the instructions the device lacks supplied by a model, on %s", u.Tier, arch.BaseTier(u.Tier), where)
+		if u.Tier.IsModel() {
+			e.How, e.Where = HowModel, fmt.Sprintf("%s: the %s tier's kernel source with the instructions the device lacks supplied by a model, on %s", u.Tier, u.Tier.Base(), where)
 		}
 		out = append(out, e)
 	}
@@ -135,13 +135,13 @@ func optionalEvidence(units []Unit, where string) []Evidence {
 }
 
 // ModelOffered reports whether l runs any of architecture a's native tiers (its required tiers
-// other than portable) on a model of a's instructions: the library offers it as ModelTier(tier)
+// other than portable) on a model of a's instructions: the library offers it as tier.Model()
 // for the op. The certificate then says, per op and tier, what ran on the model and what is
 // missing.
 func ModelOffered(l *harness.Lib, a arch.Arch) bool {
 	for _, r := range a.Requires {
 		for _, t := range r.RequiredTiers() {
-			if t != harness.PortableImpl && l.Offers(r.Op, ModelTier(t)) {
+			if t != arch.Portable && l.Offers(r.Op, t.Model()) {
 				return true
 			}
 		}
@@ -152,7 +152,7 @@ func ModelOffered(l *harness.Lib, a arch.Arch) bool {
 // Model certifies architecture a without its hardware: its code objects compiled and checked
 // (the static cases of Static, from isaDir), and the runtime battery on l, a library for another
 // device that runs a's native tiers on a model of the instructions the device lacks (tiers
-// ModelTier(tier): "wmma-model" runs gfx1100's WMMA decode and prefill with the WMMA
+// tier.Model(): "wmma-model" runs gfx1100's WMMA decode and prefill with the WMMA
 // instructions supplied by csrc/include/octave_wmma.h) and its portable tier as the same portable
 // source compiled for that device. The evidence says exactly that ("ran on a model"), never "on
 // a's hardware".
@@ -177,12 +177,12 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 		for _, t := range r.RequiredTiers() {
 			e := Evidence{Op: r.Op, Tier: t, How: HowModel}
 			switch {
-			case t == harness.PortableImpl:
+			case t == arch.Portable:
 				e.How = HowOther
 				e.Where = fmt.Sprintf("the portable source compiled for %s and run on %s (%s), not a %s build; %s's code objects compiled and checked (isa cases)", dev.Arch, dev.Name, l.Path, a.Name, a.Name)
 			default:
 				e.Where = fmt.Sprintf("%s on %s (%s), %s: %s's kernel source with the instructions %s lacks supplied by the model (csrc/include/octave_wmma.h), never %s hardware; %s's code objects compiled and checked (isa cases)",
-					ModelTier(t), dev.Name, dev.Arch, l.Path, a.Name, dev.Arch, a.Name, a.Name)
+					t.Model(), dev.Name, dev.Arch, l.Path, a.Name, dev.Arch, a.Name, a.Name)
 			}
 			if m, ok := missingPair(a, r.Op, t); ok {
 				e.How, e.Where = HowMissing, m

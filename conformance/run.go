@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -21,7 +20,7 @@ type Options struct {
 	MinCases int           // cases every op and tier must run for the certificate (at least 1 whatever is set)
 	// Tiers narrows the library's tiers judged beyond the required ones (nil: every tier the
 	// library lists). A required tier is judged whether or not it is named here.
-	Tiers []string
+	Tiers []arch.TierName
 	// Model runs the architecture's native tiers as the library's "<tier>-model" tiers
 	// (ModelTier): the same kernel source on a model of the instructions the device lacks.
 	Model    bool
@@ -49,12 +48,12 @@ type HungCase struct {
 func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
 	for _, n := range o.Tiers {
 		if !slices.Contains(l.TierNames(), n) {
-			return nil, nil, fmt.Errorf("--tiers %s: the library offers no tier %q (tiers: %s)", strings.Join(o.Tiers, ","), n, strings.Join(l.TierNames(), ", "))
+			return nil, nil, fmt.Errorf("--tiers %s: the library offers no tier %q (tiers: %s)", arch.JoinTiers(o.Tiers), n, arch.JoinTiers(l.TierNames()))
 		}
 	}
 	for _, u := range Units(o.Arch.Requires) {
-		if o.Model && u.Tier != harness.PortableImpl {
-			u.LibTier = ModelTier(u.Tier)
+		if o.Model && u.Tier != arch.Portable {
+			u.LibTier = u.Tier.Model()
 		}
 		if o.Tiers != nil && !slices.Contains(o.Tiers, u.libTier()) && l.Offers(u.Op, u.libTier()) {
 			notes = append(notes, fmt.Sprintf("--tiers leaves out %s, which the certificate requires: judged all the same", u))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/internal/settings"
@@ -193,7 +194,7 @@ func mustNotMatterTest(t *testing.T, name string, prop func(*rapid.T)) {
 	case err != nil:
 		t.Fatal(err)
 	default:
-		t.Logf("%s: judged on every tier of %s that implements the op (the library lists %s)", name, l.Path, strings.Join(l.TierNames(), ", "))
+		t.Logf("%s: judged on every tier of %s that implements the op (the library lists %s)", name, l.Path, arch.JoinTiers(l.TierNames()))
 		t.Run("library", func(t *testing.T) { rapid.Check(t, run.Counted(name, prop)) })
 	}
 }

@@ -55,7 +55,7 @@ func TestDecodeLongFirst(t *testing.T) {
 				report(t, "decode", harness.Check(l, im, call))
 				t.Logf("decode twice+oracle+check %v", time.Since(t1).Round(time.Millisecond))
 			})
-			if i != 0 || l.Ops != nil || !l.Offers(arch.Decode, harness.PortableImpl) {
+			if i != 0 || l.Ops != nil || !l.Offers(arch.Decode, arch.Portable) {
 				return
 			}
 			t.Run("wrap16-fixture", func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestDecodeLongFirst(t *testing.T) {
 				bad.Ops = &wrap16{Kernels: l.Dev, dev: l.Dev}
 				im := harness.Impl{Name: harness.PortableImpl}
 				for _, tr := range l.Tiers {
-					if tr.Name == harness.PortableImpl {
+					if tr.Name == arch.Portable {
 						im.Tier = tr
 					}
 				}

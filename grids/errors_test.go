@@ -305,7 +305,7 @@ func TestPrefillErrors(t *testing.T) {
 		a.Dtype, a.Q, a.K, a.V = kernels.BF16, qbfb.Ptr, qbfb.Ptr, qbfb.Ptr
 		err := dev.Prefill(a)
 		if tier.Tier == kernels.TierPortable || tier.Tier == kernels.TierWMMA || tier.Tier == kernels.TierMMA {
-			must(t, err, "prefill with bf16 on the "+tier.Name+" tier (an Octant extension: accepted)")
+			must(t, err, "prefill with bf16 on the "+string(tier.Name)+" tier (an Octant extension: accepted)")
 			must(t, dev.Sync(), "sync")
 			written := false
 			for _, x := range read(t, out) {
@@ -315,7 +315,7 @@ func TestPrefillErrors(t *testing.T) {
 				failf(t, "prefill with bf16 returned OK but wrote no out byte")
 			}
 		} else if err != nil {
-			expectError(t, "prefill", "bf16-"+tier.Name, err, kernels.ErrDtype, "dtype")
+			expectError(t, "prefill", "bf16-"+string(tier.Name), err, kernels.ErrDtype, "dtype")
 		}
 	})
 }
@@ -389,12 +389,12 @@ func TestEmptyCalls(t *testing.T) {
 		if tier.Offers(arch.Decode) {
 			must(t, dev.Decode(kernels.DecodeArgs{Out: out.Ptr, Cache: cache.Ptr, Partials: part.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb,
 				CacheStrideTk: sb, Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumQ: 0, NumQHeads: 8, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
-				NumSplits: 7, QueryGroup: 2, SMScale: 0.0625}), "decode of 0 rows on "+tier.Name)
+				NumSplits: 7, QueryGroup: 2, SMScale: 0.0625}), "decode of 0 rows on "+string(tier.Name))
 		}
 		if tier.Offers(arch.Prefill) {
 			must(t, dev.Prefill(kernels.PrefillArgs{Out: out.Ptr, Cache: cache.Ptr, CacheStrideBlock: 16 * sb, CacheStrideHead: 16 * sb, CacheStrideToken: sb,
 				Fmt: 4, Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: 5, NumSeqs: 0, NumQHeads: 2, NumKVHeads: 1, NumBlocks: 2, BlockSize: 16,
-				SMScale: 0.0625}), "prefill of 0 sequences on "+tier.Name)
+				SMScale: 0.0625}), "prefill of 0 sequences on "+string(tier.Name))
 		}
 	}
 	must(t, dev.Reduce(kernels.ReduceArgs{Out: out.Ptr, Partials: part.Ptr, Dtype: kernels.F16, HeadSize: 256, NumQ: 0, NumQHeads: 2, NumSplits: 3}), "reduce of 0 rows")

@@ -145,7 +145,7 @@ func (j *judgedCounts) deadlineVerdict(l *harness.Lib) (string, error) {
 			continue
 		}
 		for _, tier := range l.TierNames() {
-			if l.Offers(op, tier) && j.verdict[string(op)+"/"+tier] == 0 {
+			if l.Offers(op, tier) && j.verdict[string(op)+"/"+string(tier)] == 0 {
 				bad = append(bad, fmt.Sprintf("%s on %s", op, tier))
 			}
 		}
@@ -162,16 +162,16 @@ func TestDeadlineVerdict(t *testing.T) {
 	l := lib(t)
 	var j judgedCounts
 	j.skip(arch.Decode)
-	j.add(harness.Verdict{Op: arch.Decode, Impl: l.TierNames()[0]})
+	j.add(harness.Verdict{Op: arch.Decode, Impl: string(l.TierNames()[0])})
 	msg, err := j.deadlineVerdict(l)
 	if !strings.Contains(msg, "1 decode cases not run") {
 		t.Errorf("deadline message %q", msg)
 	}
-	if len(l.TierNames()) > 1 && (err == nil || !strings.Contains(err.Error(), "before any case judged decode on "+l.TierNames()[1])) {
+	if len(l.TierNames()) > 1 && (err == nil || !strings.Contains(err.Error(), "before any case judged decode on "+string(l.TierNames()[1]))) {
 		t.Errorf("a tier with no case judged: %v", err)
 	}
 	for _, tier := range l.TierNames() {
-		j.add(harness.Verdict{Op: arch.Decode, Impl: tier})
+		j.add(harness.Verdict{Op: arch.Decode, Impl: string(tier)})
 	}
 	if _, err := j.deadlineVerdict(l); err != nil {
 		t.Errorf("every tier judged: %v", err)

@@ -739,10 +739,10 @@ func TestWMMATierListed(t *testing.T) {
 			found = append(found, tr)
 		}
 	}
-	want := "wmma-model"
+	want := arch.WMMA.Model()
 	switch {
 	case d.Info.Arch == "gfx1100":
-		want = "wmma"
+		want = arch.WMMA
 	case d.Info.Runtime == "HIP":
 		if len(found) != 0 {
 			t.Fatalf("%s lists %+v: expected no WMMA tier (no WMMA instructions)", d.Info.Arch, found)

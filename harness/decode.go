@@ -472,7 +472,7 @@ func (c *DecodeCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 		NumReqs: int32(in.NumReqs), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize), MaxBlocks: int32(in.MaxBlocks),
 		NumSplits: int32(c.NumSplits), QueryGroup: int32(c.QueryGroup), PartialStride: int32(c.PartialStride), SMScale: float32(in.SMScale),
 		KSigns: kernels.SignWords(in.KSigns.Words()), VSigns: kernels.SignWords(in.VSigns.Words())}
-	op := "decode (tier " + tier.Name + ")"
+	op := "decode (tier " + string(tier.Name) + ")"
 	if err := l.finish(bufs, op, l.Runner().Decode(a)); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ type Impl struct {
 // (store, rotate, reduce: one per library, the portable code).
 const (
 	OracleImpl   = "oracle"
-	PortableImpl = "portable"
+	PortableImpl = string(arch.Portable)
 )
 
 // Impls lists the implementations of op a judge runs: with no library (l nil) the oracle alone;
@@ -33,12 +33,12 @@ func Impls(l *Lib, op arch.Op) ([]Impl, error) {
 		return []Impl{{Name: OracleImpl, Oracle: true}}, nil
 	}
 	if !op.Tiered() {
-		return []Impl{{Name: PortableImpl, Tier: kernels.TierDesc{Name: PortableImpl}}}, nil
+		return []Impl{{Name: PortableImpl, Tier: kernels.TierDesc{Name: arch.Portable}}}, nil
 	}
 	var out []Impl
 	for _, t := range l.Tiers {
 		if t.Offers(op) {
-			out = append(out, Impl{Name: t.Name, Tier: t})
+			out = append(out, Impl{Name: string(t.Name), Tier: t})
 		}
 	}
 	if len(out) == 0 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
@@ -79,8 +78,8 @@ func (l *Lib) String() string {
 
 // OnTier returns a view of l that offers only the named tier, or none when l has no such tier (the
 // conformance battery judges one tier at a time).
-func (l *Lib) OnTier(name string) *Lib {
-	if v, err := l.Only([]string{name}); err == nil {
+func (l *Lib) OnTier(name arch.TierName) *Lib {
+	if v, err := l.Only([]arch.TierName{name}); err == nil {
 		return v
 	}
 	v := *l
@@ -90,9 +89,9 @@ func (l *Lib) OnTier(name string) *Lib {
 
 // Offers reports whether l implements op on the named tier (untiered ops: the portable
 // implementation every library has).
-func (l *Lib) Offers(op arch.Op, tier string) bool {
+func (l *Lib) Offers(op arch.Op, tier arch.TierName) bool {
 	if !op.Tiered() {
-		return tier == PortableImpl
+		return tier == arch.Portable
 	}
 	for _, t := range l.Tiers {
 		if t.Name == tier && t.Offers(op) {
@@ -103,8 +102,8 @@ func (l *Lib) Offers(op arch.Op, tier string) bool {
 }
 
 // TierNames lists the tiers the device offers.
-func (l *Lib) TierNames() []string {
-	var n []string
+func (l *Lib) TierNames() []arch.TierName {
+	var n []arch.TierName
 	for _, t := range l.Tiers {
 		n = append(n, t.Name)
 	}
@@ -125,17 +124,16 @@ func (l *Lib) repeat(workgroups int) bool { return !l.emulator() || workgroups <
 
 // Only returns a view of l that offers only the named tiers, in l's order; a name the device does
 // not offer is an error that lists the tiers it does.
-func (l *Lib) Only(names []string) (*Lib, error) {
+func (l *Lib) Only(names []arch.TierName) (*Lib, error) {
 	v := *l
 	v.Tiers = nil
 	for _, n := range names {
-		n = strings.TrimSpace(n)
 		if !slices.Contains(l.TierNames(), n) {
-			return nil, fmt.Errorf("tiers %q: tier %q is not offered by %s: expected some of %s", strings.Join(names, ","), n, l.Path, strings.Join(l.TierNames(), ", "))
+			return nil, fmt.Errorf("tiers %s: tier %q is not offered by %s: expected some of %s", arch.JoinTiers(names), n, l.Path, arch.JoinTiers(l.TierNames()))
 		}
 	}
 	for _, t := range l.Tiers {
-		if slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) == t.Name }) {
+		if slices.Contains(names, t.Name) {
 			v.Tiers = append(v.Tiers, t)
 		}
 	}

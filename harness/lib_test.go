@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -13,18 +14,18 @@ import (
 func TestOnly(t *testing.T) {
 	l := &Lib{Path: "liboctave_x.so", Tiers: []kernels.TierDesc{{Name: "portable"}, {Name: "wmma-model"}}}
 	for _, c := range []struct {
-		names []string
-		want  []string
+		names []arch.TierName
+		want  []arch.TierName
 	}{
-		{[]string{"portable"}, []string{"portable"}},
-		{[]string{"wmma-model", " portable"}, []string{"portable", "wmma-model"}},
+		{[]arch.TierName{"portable"}, []arch.TierName{"portable"}},
+		{[]arch.TierName{"wmma-model", "portable"}, []arch.TierName{"portable", "wmma-model"}},
 	} {
 		v, err := l.Only(c.names)
 		if err != nil || !slices.Equal(v.TierNames(), c.want) {
 			t.Errorf("Only(%q) = %v, %v; expected %v", c.names, v.TierNames(), err, c.want)
 		}
 	}
-	if _, err := l.Only([]string{"portable", "mma"}); err == nil || !strings.Contains(err.Error(), `tier "mma" is not offered by liboctave_x.so: expected some of portable, wmma-model`) {
+	if _, err := l.Only([]arch.TierName{"portable", "mma"}); err == nil || !strings.Contains(err.Error(), `tier "mma" is not offered by liboctave_x.so: expected some of portable, wmma-model`) {
 		t.Errorf("Only with an unknown tier: %v", err)
 	}
 	if got := l.OnTier("mma").TierNames(); len(got) != 0 {

@@ -199,7 +199,7 @@ func (c *PrefillCall) runLib(l *Lib, tier kernels.TierDesc) ([]uint16, error) {
 		CacheStrideToken: int64(in.Cache.StrideToken), Fmt: int32(f.ID), Dtype: dt.Kernel(), HeadSize: int32(d), Tier: tier.Tier, NumTokens: int32(T),
 		NumSeqs: int32(len(in.SeqLens)), NumQHeads: int32(hq), NumKVHeads: int32(hkv), NumBlocks: int32(in.Cache.NumBlocks), BlockSize: int32(in.Cache.BlockSize),
 		MaxBlocks: int32(in.MaxBlocks), MaxQueryLen: int32(maxq), SMScale: float32(in.SMScale), NumSplits: int32(c.Splits)}
-	op := "prefill (tier " + tier.Name + ")"
+	op := "prefill (tier " + string(tier.Name) + ")"
 	if err := l.finish(bufs, op, l.Runner().Prefill(a)); err != nil {
 		return nil, err
 	}

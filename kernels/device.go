@@ -108,8 +108,8 @@ type DeviceInfo struct {
 // TierDesc is a tier the device offers and the numeric profiles of its ops.
 type TierDesc struct {
 	Tier           Tier
-	Ops            int // the ABI's op bits: use Offers
-	Name           string
+	Ops            int           // the ABI's op bits: use Offers
+	Name           arch.TierName // as the library reports it (octave_tier_info)
 	DecodeProfile  string
 	PrefillProfile string
 }
@@ -186,7 +186,7 @@ func (d *Device) Tiers() ([]TierDesc, error) {
 	}
 	var out []TierDesc
 	for _, t := range c[:n] {
-		out = append(out, TierDesc{Tier: Tier(t.Tier), Ops: int(t.Ops), Name: cString(t.Name[:]),
+		out = append(out, TierDesc{Tier: Tier(t.Tier), Ops: int(t.Ops), Name: arch.TierName(cString(t.Name[:])),
 			DecodeProfile: cString(t.DecodeProfile[:]), PrefillProfile: cString(t.PrefillProfile[:])})
 	}
 	return out, nil

@@ -263,7 +263,7 @@ func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 	for _, t := range all {
 		if t.Offers(arch.Decode) || t.Offers(arch.Prefill) {
 			offered = append(offered, t)
-			names = append(names, t.Name)
+			names = append(names, string(t.Name))
 		}
 	}
 	if strings.TrimSpace(list) == "all" {
@@ -273,8 +273,7 @@ func benchTiers(d *kernels.Device, list string) ([]kernels.TierDesc, error) {
 		return offered, nil
 	}
 	var out []kernels.TierDesc
-	for _, n := range strings.Split(list, ",") {
-		n = strings.TrimSpace(n)
+	for _, n := range arch.ParseTierNames(list) {
 		i := slices.IndexFunc(offered, func(t kernels.TierDesc) bool { return t.Name == n })
 		if i < 0 {
 			return nil, fmt.Errorf("tier %q: expected all or one of the tiers the device offers (%s)", n, strings.Join(names, ", "))

@@ -100,9 +100,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout,
 		CaseTimeout: *caseTimeout, Hung: func(h conformance.HungCase) { os.Exit(reportHung(stderr, h)) }}
 	if *tiers != "" {
-		for _, t := range strings.Split(*tiers, ",") {
-			o.Tiers = append(o.Tiers, strings.TrimSpace(t))
-		}
+		o.Tiers = arch.ParseTierNames(*tiers)
 	}
 	var cert *conformance.Certificate
 	if name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a) {

@@ -27,7 +27,7 @@ import (
 )
 
 // Without returns a view of l without the named tier (an error when l has no such tier).
-func Without(l *harness.Lib, tier string) (*harness.Lib, error) {
+func Without(l *harness.Lib, tier arch.TierName) (*harness.Lib, error) {
 	i, err := tierIndex(l, tier)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func Without(l *harness.Lib, tier string) (*harness.Lib, error) {
 }
 
 // Declaring returns a view of l whose named tier declares profile for op (decode or prefill).
-func Declaring(l *harness.Lib, tier string, op arch.Op, profile string) (*harness.Lib, error) {
+func Declaring(l *harness.Lib, tier arch.TierName, op arch.Op, profile string) (*harness.Lib, error) {
 	i, err := tierIndex(l, tier)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func Declaring(l *harness.Lib, tier string, op arch.Op, profile string) (*harnes
 // Zeros returns a view of l whose named tier's decode and prefill write zeros to every output row
 // (the elements of every query head; the gaps between rows untouched) after the tier's kernels
 // ran.
-func Zeros(l *harness.Lib, tier string) (*harness.Lib, error) {
+func Zeros(l *harness.Lib, tier arch.TierName) (*harness.Lib, error) {
 	i, err := tierIndex(l, tier)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (s *stalling) Decode(a kernels.DecodeArgs) error   { time.Sleep(s.d); retur
 func (s *stalling) Reduce(a kernels.ReduceArgs) error   { time.Sleep(s.d); return s.Kernels.Reduce(a) }
 func (s *stalling) Prefill(a kernels.PrefillArgs) error { time.Sleep(s.d); return s.Kernels.Prefill(a) }
 
-func tierIndex(l *harness.Lib, tier string) (int, error) {
+func tierIndex(l *harness.Lib, tier arch.TierName) (int, error) {
 	i := slices.IndexFunc(l.Tiers, func(t kernels.TierDesc) bool { return t.Name == tier })
 	if i < 0 {
 		return 0, fmt.Errorf("harnesstest: %s offers tiers %v, not %q", l.Path, l.TierNames(), tier)

@@ -6,11 +6,14 @@
 package settings
 
 import (
+	"slices"
+
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/octant-kv/octant/arch"
 )
 
 // The environment variables Octant reads.
@@ -38,8 +41,8 @@ const DefaultProgress = 30 * time.Second
 
 // Settings are the values of Octant's environment variables.
 type Settings struct {
-	Lib   string   // LibEnv; "" when unset
-	Tiers []string // TiersEnv, split at commas; nil when unset
+	Lib   string          // LibEnv; "" when unset
+	Tiers []arch.TierName // TiersEnv, split at commas; nil when unset
 	// ReplayCmd is ReplayCmdEnv; "" when unset (the caller's default applies).
 	ReplayCmd string
 	// Regressions is RegressionsEnv when RegressionsSet; "off" and "" mean no reproducers.
@@ -57,11 +60,9 @@ func Parse(lookup func(string) (string, bool)) (Settings, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress}
 	if v := get(TiersEnv); v != "" {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n == "" {
-				return Settings{}, fmt.Errorf("%s=%q: an empty tier name, expected comma-separated tier names", TiersEnv, v)
-			}
-			s.Tiers = append(s.Tiers, strings.TrimSpace(n))
+		s.Tiers = arch.ParseTierNames(v)
+		if slices.Contains(s.Tiers, "") {
+			return Settings{}, fmt.Errorf("%s=%q: an empty tier name, expected comma-separated tier names", TiersEnv, v)
 		}
 	}
 	s.Regressions, s.RegressionsSet = lookup(RegressionsEnv)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/octant-kv/octant/arch"
 )
 
 func lookup(env map[string]string) func(string) (string, bool) {
@@ -19,7 +20,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{Lib: "build/liboctave_emu.so", Tiers: []string{"portable", "wmma-model"}, ReplayCmd: "bin/octant replay",
+	want := Settings{Lib: "build/liboctave_emu.so", Tiers: []arch.TierName{arch.Portable, arch.WMMA.Model()}, ReplayCmd: "bin/octant replay",
 		Regressions: "off", RegressionsSet: true, DecodeWorkers: 8, Progress: 2 * time.Minute}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Parse (-want +got):\n%s", d)
