@@ -22,10 +22,10 @@ type MergeCase struct {
 	Digest   string       `json:"digest,omitempty"`
 }
 
-// MergeOptions are the decode calls the merge property draws: small enough that 100 cases take a
+// mergeOptions are the decode calls the merge property draws: small enough that 100 cases take a
 // few seconds (the exact decode is O(rows·klen·256) in float64), with every length boundary of
 // Lengths still reachable up to 2048 tokens.
-var MergeOptions = DecodeOptions{
+var mergeOptions = DecodeOptions{
 	Batch:      BatchOptions{MaxReqs: 4, MaxQueryLen: 8, MaxSeqLen: 2048, MaxTotalSeq: 4096, MaxPadding: 3},
 	MaxKVHeads: 2,
 }
@@ -46,10 +46,10 @@ func MergeCost(s *DecodeSpec) int {
 // count is lowered to fit, so a case never needs more than 64 MiB.
 const mergePartialsBudget = 1 << 23
 
-// MergeCases draws merge cases from DecodeSpecs(MergeOptions).
+// MergeCases draws merge cases from DecodeSpecs(mergeOptions).
 func MergeCases() *rapid.Generator[*MergeCase] {
 	return rapid.Custom(func(t *rapid.T) *MergeCase {
-		s := DecodeSpecs(MergeOptions).Filter(func(s *DecodeSpec) bool { return MergeCost(s) <= mergeCostBudget }).Draw(t, "decode")
+		s := DecodeSpecs(mergeOptions).Filter(func(s *DecodeSpec) bool { return MergeCost(s) <= mergeCostBudget }).Draw(t, "decode")
 		stride := rapid.SampledFrom([]int{oracle.DefaultPartialStride, 258, 264, 300}).Draw(t, "stride")
 		rows := max(1, len(s.Maps.QToReq)*s.NumQHeads())
 		if lim := max(1, mergePartialsBudget/(rows*stride)); s.NumSplits > lim {

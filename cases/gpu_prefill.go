@@ -36,9 +36,9 @@ type GPUPrefillCase struct {
 	Splits int `json:"num_splits,omitempty"`
 }
 
-// GPUPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
+// gpuPrefillOptions bound FuzzPrefill's batches: up to 4 sequences, chunks up to 64 tokens,
 // prefixes up to 1024.
-var GPUPrefillOptions = BatchOptions{MaxReqs: 4, MaxQueryLen: 64, MaxSeqLen: 1024, MaxTotalSeq: 2048, MaxPadding: 3}
+var gpuPrefillOptions = BatchOptions{MaxReqs: 4, MaxQueryLen: 64, MaxSeqLen: 1024, MaxTotalSeq: 2048, MaxPadding: 3}
 
 // gpuPrefillLongOptions bound the long calls: one sequence of up to 16 chunk tokens after a
 // prefix that makes seq_len 2^16..MaxSeqLen (2^17). Such a call asks for one split in about half
@@ -64,7 +64,7 @@ func drawGPUPrefillCase(d draw) *GPUPrefillCase {
 	hkv := d.intn(1, 3, "num_kv_heads")
 	c.Group = pick(d, oracle.AllowedGroups, "group")
 	bs := pick(d, []int{16, 16, 32, 48, 64}, "block_size")
-	o := GPUPrefillOptions
+	o := gpuPrefillOptions
 	// Drawn in a fuzz worker too (only the outcome is ignored there), so that a seed's bytes mean
 	// the same case in the worker as in `go test`'s replay.
 	if d.intn(0, gpuPrefillLongEvery-1, "size_class") == gpuPrefillLongEvery-1 && d.intn(0, 15, "long_class") == 15 && !inFuzzWorker() {
