@@ -265,24 +265,7 @@ func alignReduce(t *testing.T, dev *kernels.Device) {
 
 func alignPrefill(t *testing.T, dev *kernels.Device, tier kernels.TierDesc) {
 	rng := rand.New(rand.NewPCG(caseSeed("align/prefill"), 3))
-	bufs := newBufSet(t, dev)
-	f := kernelFormat(t, oracle.K3V3)
-	sb := int64(f.SlotBytes())
-	T, hq := 4, 2
-	q, _ := randRows(rng, T*hq, kernels.F16, gaussian)
-	qb := bufs.input("q", kernels.Uint16Bytes(q))
-	cache := bufs.input("cache", randBytes(rng, oracle.CacheBytes(f, 2, 1, 16)))
-	bt := bufs.input("block_table", kernels.Int32Bytes([]int32{0, 1}))
-	cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes([]int32{0, 4}))
-	sl := bufs.input("seq_lens", kernels.Int32Bytes([]int32{20}))
-	out := bufs.output("out", T*hq*512, 0xFF)
-	base := func() kernels.PrefillArgs {
-		return kernels.PrefillArgs{Out: out.Ptr, Q: qb.Ptr, K: qb.Ptr, V: qb.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr,
-			SeqLens: sl.Ptr, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QStrideToken: int64(hq * 256), QStrideHead: 256,
-			KStrideToken: int64(hq * 256), KStrideHead: 256, VStrideToken: int64(hq * 256), VStrideHead: 256, CacheStrideBlock: 16 * sb,
-			CacheStrideHead: 16 * sb, CacheStrideToken: sb, Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(T),
-			NumSeqs: 1, NumQHeads: int32(hq), NumKVHeads: 1, NumBlocks: 2, BlockSize: 16, MaxBlocks: 2, MaxQueryLen: 4, SMScale: 0.0625}
-	}
+	bufs, out, base := newPrefillErrEnv(t, dev, tier, rng, 4, 2)
 	misalign(t, "prefill", base, dev.Prefill, []alignPtr[kernels.PrefillArgs]{
 		{"out", 2, func(a *kernels.PrefillArgs) *uintptr { return &a.Out }},
 		{"q", 2, func(a *kernels.PrefillArgs) *uintptr { return &a.Q }},

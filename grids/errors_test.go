@@ -162,6 +162,30 @@ func newDecodeErrEnv(t *testing.T, dev *kernels.Device) *decodeErrEnv {
 	return e
 }
 
+// newPrefillErrEnv is a valid small prefill call on tier (k3v3, one sequence of 20 tokens whose
+// last T are the chunk, hq query heads, one KV head, inputs drawn from rng) to break one field at
+// a time: its buffers, its output (0xFF) and its arguments.
+func newPrefillErrEnv(t *testing.T, dev *kernels.Device, tier kernels.TierDesc, rng *rand.Rand, T, hq int) (*bufSet, *kernels.SetBuffer, func() kernels.PrefillArgs) {
+	bufs := newBufSet(t, dev)
+	f := kernelFormat(t, oracle.K3V3)
+	sb := int64(f.SlotBytes())
+	q, _ := randRows(rng, T*hq, kernels.F16, gaussian)
+	qb := bufs.input("q", kernels.Uint16Bytes(q))
+	cache := bufs.input("cache", randBytes(rng, oracle.CacheBytes(f, 2, 1, 16)))
+	bt := bufs.input("block_table", kernels.Int32Bytes([]int32{0, 1}))
+	cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes([]int32{0, int32(T)}))
+	sl := bufs.input("seq_lens", kernels.Int32Bytes([]int32{20}))
+	out := bufs.output("out", T*hq*512, 0xFF)
+	base := func() kernels.PrefillArgs {
+		return kernels.PrefillArgs{Out: out.Ptr, Q: qb.Ptr, K: qb.Ptr, V: qb.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr,
+			SeqLens: sl.Ptr, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QStrideToken: int64(hq * 256), QStrideHead: 256,
+			KStrideToken: int64(hq * 256), KStrideHead: 256, VStrideToken: int64(hq * 256), VStrideHead: 256, CacheStrideBlock: 16 * sb,
+			CacheStrideHead: 16 * sb, CacheStrideToken: sb, Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(T),
+			NumSeqs: 1, NumQHeads: int32(hq), NumKVHeads: 1, NumBlocks: 2, BlockSize: 16, MaxBlocks: 2, MaxQueryLen: int32(T), SMScale: 0.0625}
+	}
+	return bufs, out, base
+}
+
 // TestDecodeErrors: every invalid decode is refused with its status and a message naming the
 // field, on every decode tier, and writes neither out nor partials.
 func TestDecodeErrors(t *testing.T) {
@@ -237,24 +261,8 @@ func TestPrefillErrors(t *testing.T) {
 	dev := device(t)
 	forEachTier(t, arch.Prefill, func(t *testing.T, tier kernels.TierDesc) {
 		rng := rand.New(rand.NewPCG(caseSeed("errors/prefill"), 10))
-		bufs := newBufSet(t, dev)
-		f := kernelFormat(t, oracle.K3V3)
-		sb := int64(f.SlotBytes())
 		T, hq := 4, 6
-		q, _ := randRows(rng, T*hq, kernels.F16, gaussian)
-		qb := bufs.input("q", kernels.Uint16Bytes(q))
-		cache := bufs.input("cache", randBytes(rng, oracle.CacheBytes(f, 2, 1, 16)))
-		bt := bufs.input("block_table", kernels.Int32Bytes([]int32{0, 1}))
-		cu := bufs.input("cu_seqlens_q", kernels.Int32Bytes([]int32{0, 4}))
-		sl := bufs.input("seq_lens", kernels.Int32Bytes([]int32{20}))
-		out := bufs.output("out", T*hq*512, 0xFF)
-		base := func() kernels.PrefillArgs {
-			return kernels.PrefillArgs{Out: out.Ptr, Q: qb.Ptr, K: qb.Ptr, V: qb.Ptr, Cache: cache.Ptr, BlockTable: bt.Ptr, CuSeqlensQ: cu.Ptr,
-				SeqLens: sl.Ptr, OutStrideToken: int64(hq * 256), OutStrideHead: 256, QStrideToken: int64(hq * 256), QStrideHead: 256,
-				KStrideToken: int64(hq * 256), KStrideHead: 256, VStrideToken: int64(hq * 256), VStrideHead: 256, CacheStrideBlock: 16 * sb,
-				CacheStrideHead: 16 * sb, CacheStrideToken: sb, Fmt: int32(f.ID), Dtype: kernels.F16, HeadSize: 256, Tier: tier.Tier, NumTokens: int32(T),
-				NumSeqs: 1, NumQHeads: int32(hq), NumKVHeads: 1, NumBlocks: 2, BlockSize: 16, MaxBlocks: 2, MaxQueryLen: 4, SMScale: 0.0625}
-		}
+		bufs, out, base := newPrefillErrEnv(t, dev, tier, rng, T, hq)
 		cases := []errCase[kernels.PrefillArgs]{
 			{"fmt", kernels.ErrFormat, "format", func(a *kernels.PrefillArgs) { a.Fmt = 5 }},
 			{"dtype", kernels.ErrDtype, "dtype", func(a *kernels.PrefillArgs) { a.Dtype = 7 }},
