@@ -48,6 +48,13 @@ func expectAlign(t *testing.T, op, field string, off, align int, err error) {
 	}
 }
 
+// misalignCompact is misalign of the cache pointer (4-byte aligned) in the compact format's calls:
+// compact sets a call's format and cache strides to the compact ones and returns its cache field.
+func misalignCompact[A any](t *testing.T, op string, base func() A, call func(A) error, compact func(*A) *uintptr) {
+	t.Helper()
+	misalign(t, op, func() A { a := base(); compact(&a); return a }, call, []alignPtr[A]{{"cache", 4, compact}})
+}
+
 // misalign runs call once per pointer of ptrs and offset 1..align-1, each on base() with that
 // pointer moved by the offset, and checks that each is refused.
 func misalign[A any](t *testing.T, op string, base func() A, call func(A) error, ptrs []alignPtr[A]) {
@@ -145,14 +152,7 @@ func alignStore(t *testing.T, dev *kernels.Device) {
 		{"cache", 8, func(a *kernels.StoreArgs) *uintptr { return &a.Cache }},
 		{"slot_mapping", 8, func(a *kernels.StoreArgs) *uintptr { return &a.SlotMapping }},
 	})
-	compact := func() kernels.StoreArgs {
-		a := base()
-		a.Fmt, a.CacheStride, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*int64(bs), 196*int64(bs)
-		return a
-	}
-	misalign(t, "cache_store", compact, dev.Store, []alignPtr[kernels.StoreArgs]{
-		{"cache", 4, func(a *kernels.StoreArgs) *uintptr { return &a.Cache }},
-	})
+	misalignCompact(t, "cache_store", base, dev.Store, func(a *kernels.StoreArgs) *uintptr { a.Fmt, a.CacheStride, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*int64(bs), 196*int64(bs); return &a.Cache })
 	// The host copy of slot_mapping is read by the library as int64 too.
 	for off := 1; off < 8; off++ {
 		a := base()
@@ -216,14 +216,7 @@ func alignDecode(t *testing.T, dev *kernels.Device, tier kernels.TierDesc) {
 		{"q_to_klen", 4, func(a *kernels.DecodeArgs) *uintptr { return &a.QToKlen }},
 		{"partials", 16, func(a *kernels.DecodeArgs) *uintptr { return &a.Partials }},
 	})
-	compact := func() kernels.DecodeArgs {
-		a := base()
-		a.Fmt, a.CacheStrideTk, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16
-		return a
-	}
-	misalign(t, "decode", compact, dev.Decode, []alignPtr[kernels.DecodeArgs]{
-		{"cache", 4, func(a *kernels.DecodeArgs) *uintptr { return &a.Cache }},
-	})
+	misalignCompact(t, "decode", base, dev.Decode, func(a *kernels.DecodeArgs) *uintptr { a.Fmt, a.CacheStrideTk, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16; return &a.Cache })
 	a := base()
 	a.NumQ, a.Query = 0, a.Query+1
 	expectAlign(t, "decode", "query", 1, 2, dev.Decode(a))
@@ -276,14 +269,7 @@ func alignPrefill(t *testing.T, dev *kernels.Device, tier kernels.TierDesc) {
 		{"cu_seqlens_q", 4, func(a *kernels.PrefillArgs) *uintptr { return &a.CuSeqlensQ }},
 		{"seq_lens", 4, func(a *kernels.PrefillArgs) *uintptr { return &a.SeqLens }},
 	})
-	compact := func() kernels.PrefillArgs {
-		a := base()
-		a.Fmt, a.CacheStrideToken, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16
-		return a
-	}
-	misalign(t, "prefill", compact, dev.Prefill, []alignPtr[kernels.PrefillArgs]{
-		{"cache", 4, func(a *kernels.PrefillArgs) *uintptr { return &a.Cache }},
-	})
+	misalignCompact(t, "prefill", base, dev.Prefill, func(a *kernels.PrefillArgs) *uintptr { a.Fmt, a.CacheStrideToken, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16; return &a.Cache })
 	a := base()
 	a.NumSeqs, a.CuSeqlensQ = 0, a.CuSeqlensQ+2
 	expectAlign(t, "prefill", "cu_seqlens_q", 2, 4, dev.Prefill(a))

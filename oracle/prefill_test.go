@@ -166,11 +166,7 @@ func TestPrefillProfilesF32WithinBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, id := range AllFormats {
 		in := attPrefillCase(rng, id, 1, 6, []int{30, 1, 50}, []int{200, 0, 120}, 2)
-		exact, _, err := ExactPrefill(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := int(in.CuSeqlensQ[len(in.SeqLens)]) * in.NumQHeads * 256
+		exact, rows := exactPrefillElems(t, in)
 		for _, prefix := range []Profile{ProfileInt8RowQ, ProfileDot4Int8Q, ProfileWMMAF16Q} {
 			res, err := PrefillProfile(prefix, ProfilePrefillChunkF16, in, ProfileOptions{Out: DtypeF16})
 			if err != nil {
@@ -196,4 +192,15 @@ func TestPrefillProfilesF32WithinBound(t *testing.T) {
 	if _, err := PrefillProfile(ProfilePrefillChunkF16, ProfilePrefillChunkF16, attPrefillCase(rng, K3V4, 1, 1, []int{1}, []int{0}, 0), ProfileOptions{Out: DtypeF16}); err == nil {
 		t.Errorf("prefill-chunk-f16 accepted as the prefix profile")
 	}
+}
+
+// exactPrefillElems is exact prefill attention of in and the number of its output elements (every
+// chunk token's query heads).
+func exactPrefillElems(t *testing.T, in *PrefillInput) ([]float64, int) {
+	t.Helper()
+	exact, _, err := ExactPrefill(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exact, int(in.CuSeqlensQ[len(in.SeqLens)]) * in.NumQHeads * 256
 }

@@ -90,11 +90,7 @@ func TestPrefillFP32ProfileWithinBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, id := range AllFormats {
 		in := attPrefillCase(rng, id, 2, 3, []int{40, 1, 70}, []int{300, 0, 33}, 3)
-		exact, _, err := ExactPrefill(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := int(in.CuSeqlensQ[len(in.SeqLens)]) * in.NumQHeads * 256
+		exact, rows := exactPrefillElems(t, in)
 		for _, out := range []Dtype{DtypeF16, DtypeBF16, DtypeF32} {
 			res, err := PrefillProfile(ProfilePrefillFP32, ProfilePrefillFP32, in, ProfileOptions{Out: out})
 			if err != nil {
