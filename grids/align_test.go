@@ -152,7 +152,10 @@ func alignStore(t *testing.T, dev *kernels.Device) {
 		{"cache", 8, func(a *kernels.StoreArgs) *uintptr { return &a.Cache }},
 		{"slot_mapping", 8, func(a *kernels.StoreArgs) *uintptr { return &a.SlotMapping }},
 	})
-	misalignCompact(t, "cache_store", base, dev.Store, func(a *kernels.StoreArgs) *uintptr { a.Fmt, a.CacheStride, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*int64(bs), 196*int64(bs); return &a.Cache })
+	misalignCompact(t, "cache_store", base, dev.Store, func(a *kernels.StoreArgs) *uintptr {
+		a.Fmt, a.CacheStride, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*int64(bs), 196*int64(bs)
+		return &a.Cache
+	})
 	// The host copy of slot_mapping is read by the library as int64 too.
 	for off := 1; off < 8; off++ {
 		a := base()
@@ -216,7 +219,10 @@ func alignDecode(t *testing.T, dev *kernels.Device, tier kernels.TierDesc) {
 		{"q_to_klen", 4, func(a *kernels.DecodeArgs) *uintptr { return &a.QToKlen }},
 		{"partials", 16, func(a *kernels.DecodeArgs) *uintptr { return &a.Partials }},
 	})
-	misalignCompact(t, "decode", base, dev.Decode, func(a *kernels.DecodeArgs) *uintptr { a.Fmt, a.CacheStrideTk, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16; return &a.Cache })
+	misalignCompact(t, "decode", base, dev.Decode, func(a *kernels.DecodeArgs) *uintptr {
+		a.Fmt, a.CacheStrideTk, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16
+		return &a.Cache
+	})
 	a := base()
 	a.NumQ, a.Query = 0, a.Query+1
 	expectAlign(t, "decode", "query", 1, 2, dev.Decode(a))
@@ -269,7 +275,10 @@ func alignPrefill(t *testing.T, dev *kernels.Device, tier kernels.TierDesc) {
 		{"cu_seqlens_q", 4, func(a *kernels.PrefillArgs) *uintptr { return &a.CuSeqlensQ }},
 		{"seq_lens", 4, func(a *kernels.PrefillArgs) *uintptr { return &a.SeqLens }},
 	})
-	misalignCompact(t, "prefill", base, dev.Prefill, func(a *kernels.PrefillArgs) *uintptr { a.Fmt, a.CacheStrideToken, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16; return &a.Cache })
+	misalignCompact(t, "prefill", base, dev.Prefill, func(a *kernels.PrefillArgs) *uintptr {
+		a.Fmt, a.CacheStrideToken, a.CacheStrideHead, a.CacheStrideBlock = 19, 196, 196*16, 196*16
+		return &a.Cache
+	})
 	a := base()
 	a.NumSeqs, a.CuSeqlensQ = 0, a.CuSeqlensQ+2
 	expectAlign(t, "prefill", "cu_seqlens_q", 2, 4, dev.Prefill(a))
