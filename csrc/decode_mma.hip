@@ -42,61 +42,29 @@
 
 // Warps per workgroup (NW), each its own pipeline over the split's tiles: 4, or 8 for passes of 8
 // queries when the grid has no more workgroups than the device has SMs (the latency shapes: one
-// workgroup per SM; q1s100k's decode 33.8 against 26.9 µs, while 8 warps everywhere made big 0.57
-// → 0.75 ms; docs/measurements.md, "Fourteenth session", call 5). OCT_DM_W8 = 1 takes 8 for every
-// pass of 8 (the emulator's variant library, so that `make emu-test` runs them), 0 never.
+// workgroup per SM; q1s100k's decode takes 26.9 µs with 8 warps, 33.8 with 4, while 8 warps
+// everywhere make big 0.75 ms, not 0.57). OCT_DM_W8 = 1 takes 8 for every pass of 8: the emulator
+// variants f16k and w8 (mk/kernels.mk), so that `make emu-test` runs the 8-warp kernel on the
+// grids that the default build gives the others.
 #ifndef OCT_DM_W8
-#define OCT_DM_W8 -1
-#endif
-// k3v4 takes the 8-warp kernel (OCT_DM_W8 -1) only for splits of at most OCT_DM_W8TOK tokens; longer
-// splits on at most one workgroup per SM go to the V table's kernel (12 warps, also one per SM),
-// whose table fill pays off over their tiles.
-#ifndef OCT_DM_W8TOK
-#define OCT_DM_W8TOK 2048
-#endif
-// The write-out's threads: four dims each with one 16-byte store (1), or one dim each (0).
-#ifndef OCT_DM_WV4
-#define OCT_DM_WV4 1
-#endif
-// How dm_qput writes the query fragments: one 4-byte store per pair of dims after an exchange
-// with the neighbouring lane, or two 8-byte stores (the 4-bit block) (1); or one 2-byte store per
-// dim at its dec_qpos place, with the place computed per dim (0). Each of the four switches below
-// (QPUT4, QPREF, WONE, BIDPRE) alone took 0.4-1.1 µs off q4s100k, all four 2.6 µs (0.0473 →
-// 0.0447 ms; docs/measurements.md, "Twentieth session", call 1).
-#ifndef OCT_DM_QPUT4
-#define OCT_DM_QPUT4 1
-#endif
-
-// The chunk's query rows prefetched into the L2 at the start of a workgroup, before the row maps
-// that their loads wait on are read (1), or not (0).
-#ifndef OCT_DM_QPREF
-#define OCT_DM_QPREF 1
-#endif
-// The first two tiles staged while the queries' loads are in flight (1), or after the query
-// fragments are written (0). Either way a warp's queries are all loaded before the first is rotated.
-#ifndef OCT_DM_EARLY
-#define OCT_DM_EARLY 1
-#endif
-// Passes of up to 16 queries (two N tiles, NT 2) when a chunk has more than 8 (1), or always of 8
-// (0: more workgroups of the lighter NT 1 kernel).
-#ifndef OCT_DM_NT2
-#define OCT_DM_NT2 1
+#define OCT_DM_W8 0
 #endif
 // Chunks of more than 8 queries (MTP rows) on the quad kernel (1: dq_pass, passes of up to 24
-// queries, each tile decoded once for all of them) or on the per-warp kernel's passes (0).
+// queries, each tile decoded once for all of them) or on the per-warp kernel's passes of up to 16
+// (0: the emulator variants f16k and w8, which test those passes).
 #ifndef OCT_DM_QUAD
 #define OCT_DM_QUAD 1
 #endif
-// The quad kernel's quads per workgroup (NQ: 4·NQ warps) and its workgroups per SM (a register
-// budget). 3 quads: 168 registers and no spills; q4s100k 0.0510 ms, 4 quads (128 registers,
-// spills) 0.0528, 2 quads 0.068 at any split count (docs/measurements.md, "Sixteenth session",
-// calls 2 and 4).
-#ifndef OCT_DM_NQ
-#define OCT_DM_NQ 3
-#endif
-#ifndef OCT_DM_OCCQ
-#define OCT_DM_OCCQ (4 / OCT_DM_NQ)
-#endif
+enum {
+  // k3v4 takes the 8-warp kernel only for splits of at most DM_W8TOK tokens; longer splits on at
+  // most one workgroup per SM go to the V table's kernel (12 warps, also one per SM), whose table
+  // fill pays off over their tiles.
+  DM_W8TOK = 2048,
+  // The quad kernel's quads per workgroup (DQ_NQ: 4·DQ_NQ warps) at one workgroup per SM: 168
+  // registers and no spills; q4s100k 0.0510 ms, against 0.0528 with 4 quads (128 registers,
+  // spills) and 0.068 with 2.
+  DQ_NQ = 3,
+};
 enum {
   DM_TOK = 16,          // tokens per tile
   DM_STAGE = 16 * 248,  // bytes of one staged tile (the largest slot)
@@ -104,44 +72,37 @@ enum {
   DM_RES = 264,         // words per merged row in the write-out
 };
 
-// 4-bit V through a table in shared memory (OCT_DM_VTAB = R, a power of two up to 32; 0: dm_pv's
-// permute lookup). Entry e (0..255) is the P·V operand register of two tokens' codes of one dim,
+// 4-bit V through a table in shared memory (OCT_DM_VTAB 1; 0: dm_pv's permute lookup, the emulator
+// variant f16kq). Entry e (0..255) is the P·V operand register of two tokens' codes of one dim,
 // e & 15 the first token's (the low half), e >> 4 the second's: the two codebook bytes as fp16
-// halves, made by the permute path's own unbias, so the operands are the same bits. R copies side
-// by side (word R·e + c); lane l reads copy l % R, so the 32 / R lanes of a copy share its 32 / R
-// banks, and R 32 puts each lane on a bank of its own: one wavefront per load (16 copies measured
-// 2.0 wavefronts per load, 8 worse than no table). The one-N-tile kernel of 4-bit V only (DmVt),
-// where V's decode was half the tile loop's ALU work: with the table a tile's V costs each lane 64
-// loads and about 160 ALU instructions (a shift and a select per load, 32 to interleave the code
-// words), not 256 ALU instructions and 64 HADD2
-// (docs/measurements.md, "Twenty-third session").
+// halves, made by the permute path's own unbias, so the operands are the same bits. 32 copies side
+// by side (word 32·e + c); lane l reads copy l, each lane on a bank of its own: one wavefront per
+// load. The one-N-tile kernel of 4-bit V only (DmVt), where V's decode is half the tile loop's ALU
+// work: with the table a tile's V costs each lane 64 loads and about 160 ALU instructions (a shift
+// and a select per load, 32 to interleave the code words), not 256 ALU instructions and 64 HADD2.
 #ifndef OCT_DM_VTAB
-#define OCT_DM_VTAB 32
+#define OCT_DM_VTAB 1
 #endif
-// The table's entry rows (OCT_DM_VTROW, bytes): 256 (R 32 only), rows of 64 words, copies 0..31 in
-// the first 32, so that entry e's offset e · 256 plus the lane's copy is one byte permute of the
-// code byte and the copy's byte offset (dm_vt); the table is then 64 KB, and the kernel runs 12
-// warps, one workgroup per SM (OCT_DM_NW1V). Or 4R: entry e's copies side by side, its offset
-// e · 4R made by a shift and a select per load, 32 KB (6 warps, two workgroups per SM). Rows of 256
-// bytes: big 0.3655 ms (at 16 splits, its best) against 0.3840 (16) and 0.3906 (33, the best of
-// the split rule before), 208.2 M warp instructions against 230.2 M ("Twenty-fourth session",
-// call 2).
+// The table's entry rows (OCT_DM_VTROW, bytes): 256, rows of 64 words, copies 0..31 in the first
+// 32, so that entry e's offset e · 256 plus the lane's copy is one byte permute of the code byte
+// and the copy's byte offset (dm_vt); the table is then 64 KB, and the kernel runs 12 warps, one
+// workgroup per SM. Or 128 (the emulator variant vt128): entry e's copies side by side, its offset
+// e · 128 made by a shift and a select per load, 32 KB (6 warps, two workgroups per SM). Rows of 256
+// bytes: big 0.3655 ms against 0.3840 (both at 16 splits), 208.2 M warp instructions against 230.2 M.
 #ifndef OCT_DM_VTROW
-#define OCT_DM_VTROW (OCT_DM_VTAB == 32 ? 256 : 4 * OCT_DM_VTAB)
+#define OCT_DM_VTROW 256
 #endif
-// Not the 8-warp kernel (known by its warp count: OCT_DM_NW1V may not be 8): it serves grids of at
-// most one workgroup per SM, whose warps walk a few tiles each (q1s100k: 6), and filling the table
-// costs more than it saves there (q1s100k 0.0294 ms with it, 0.0288 without; "Twenty-third
-// session", call 4).
+static_assert(OCT_DM_VTROW == 256 || OCT_DM_VTROW == 128, "OCT_DM_VTROW: 256 or 128");
+// Not the 8-warp kernel (known by its warp count: the table kernel's is 12 or 6): it serves grids of
+// at most one workgroup per SM, whose warps walk a few tiles each (q1s100k: 6), and filling the table
+// costs more than it saves there (q1s100k 0.0294 ms with it, 0.0288 without).
 template <int FMT, int NT, int NW>
 struct DmVt {
   enum {
-    R = OCT_DM_VTAB > 0 && NT == 1 && NW != 8 && FMT == 4 ? OCT_DM_VTAB : 0,  // 4: k3v4
-    ROW = R ? OCT_DM_VTROW / 4 : 0,                                          // words per entry row
+    R = OCT_DM_VTAB && NT == 1 && NW != 8 && FMT == 4 ? 32 : 0,  // 4: k3v4
+    ROW = R ? OCT_DM_VTROW / 4 : 0,                              // words per entry row
     WORDS = 256 * ROW
   };
-  static_assert(R == 0 || (R <= 32 && (R & (R - 1)) == 0), "OCT_DM_VTAB: a power of two up to 32");
-  static_assert(R == 0 || ROW == R || (ROW == 64 && R == 32), "OCT_DM_VTROW: 4 · OCT_DM_VTAB, or 256 with 32 copies");
 };
 
 // Shared memory of a workgroup of NW warps whose passes take NT N tiles (8·NT queries) with a V
@@ -156,16 +117,11 @@ struct DmSmem {
   alignas(8) uint16_t pt[NW][NT][8][DM_TOK];           // per warp: P' as [query][token]
   int64_t off[NW][DM_TOK];                             // per warp: slot offsets of the tile being staged
   float mw[NW][8 * NT], lw[NW][8 * NT];               // per warp: m and l of each query
-  uint32_t vt[VT > 0 ? VT : 1];                        // OCT_DM_VTAB: the V table, VT = 256·R words
+  uint32_t vt[VT > 0 ? VT : 1];                        // the V table (DmVt), VT = 256·ROW words
 };
 
-// The quad kernel's write-out: each quad's o rows in a buffer of its own and one barrier (1), or
-// the quads' scaled rows two N tiles at a time over the stages (0: four barriers).
-#ifndef OCT_DQ_WONE
-#define OCT_DQ_WONE 1
-#endif
 // The quad kernel's shared memory (dq_pass: passes of up to 24 queries by NQ quads of 4 warps):
-// 146 KB for NQ 3 with OCT_DQ_WONE's row buffers (70 KB without).
+// 146 KB for NQ 3, 76 KB of it the quads' row buffers of the write-out (dq_write_rows).
 enum { DQ_NT = 3 };
 template <int NQ>
 struct DqSmem {
@@ -178,9 +134,7 @@ struct DqSmem {
   uint32_t msk[NQ][DM_STAGES];                         // per quad: the staged tiles' masks (a ring like stage)
   int64_t off[4 * NQ][DM_TOK];                         // per warp: slot offsets of the tile being staged
   float mw[NQ][8 * DQ_NT], lw[NQ][8 * DQ_NT];          // per quad: m and l of each query
-#if OCT_DQ_WONE
   float rq[NQ][DQ_NT][8][DM_RES];                      // per quad: its o rows for the write-out (76 KB for NQ 3)
-#endif
 };
 
 // The shared memory of a workgroup kind: NQ 0 the per-warp kernel's, else the quad kernel's.
@@ -264,15 +218,9 @@ OCT_DEV int64_t dm_prow(const OctDecodeParams& p, const DmSet& s, int q) {
 }
 
 // The block index of token t (0 <= t < 2^31: a token below te, at most a klen, an int32): t /
-// block_size by the host's multiplier and shift (OCT_DM_BSDIV; oct_bs_div, exact for every t <
-// 2^31 and block size: octave_params.h), not by a 32-bit division (about 20 instructions, two per
-// tile).
-#ifndef OCT_DM_BSDIV
-#define OCT_DM_BSDIV 1
-#endif
-OCT_DEV uint32_t dm_blk(const OctDecodeParams& p, uint32_t t) {
-  return OCT_DM_BSDIV ? oct_bs_div(t, p.bs_mul, p.bs_sh) : t / (uint32_t)p.block_size;
-}
+// block_size by the host's multiplier and shift (oct_bs_div, exact for every t < 2^31 and block
+// size: octave_params.h), not by a 32-bit division (about 20 instructions, two per tile).
+OCT_DEV uint32_t dm_blk(const OctDecodeParams& p, uint32_t t) { return oct_bs_div(t, p.bs_mul, p.bs_sh); }
 
 // The block id of the tile at ts on the whole-tile path (contig), or -1 (the other path reads the
 // block table per token).
@@ -281,25 +229,14 @@ OCT_DEV int32_t dm_tile_bid(const OctDecodeParams& p, const int32_t* bt_row, int
   return DmFmt<FMT>::CONTIG_OK && contig ? bt_row[dm_blk(p, (uint32_t)ts)] : -1;
 }
 
-// OCT_DM_COPYU: a warp that stages a whole tile alone issues its 16-byte copies unrolled (8 rounds
-// for k3v4's 248 units, the last for lanes below 24), not in a loop that checks its bound each time.
-#ifndef OCT_DM_COPYU
-#define OCT_DM_COPYU 1
-#endif
-// Rounds K .. NK - 1 of a warp's unrolled whole-tile copy of NU 16-byte units: lane l copies unit l
-// + 32k in round k, from the lane's own pair of base addresses (d, s: unit l) at the immediate
-// offset 512k, so that the rounds share one address computation (OCT_DM_COPYA; else each round
-// adds its offset to both addresses itself).
-#ifndef OCT_DM_COPYA
-#define OCT_DM_COPYA 1
-#endif
+// A warp's whole-tile copy, unrolled (8 rounds for k3v4's 248 units, the last for lanes below 24),
+// not a loop that checks its bound each round. Rounds K .. NK - 1 of NU 16-byte units: lane l
+// copies unit l + 32k in round k, from the lane's own pair of base addresses (d, s: unit l) at the
+// immediate offset 512k, so that the rounds share one address computation.
 template <int K, int NK, int NU>
 struct DmCopyU {
   static OCT_DEV void run(uint8_t* d, const uint8_t* s, int lane) {
-    if (32 * (K + 1) <= NU || lane + 32 * K < NU) {
-      if (OCT_DM_COPYA) oct_copy_g2s16_at<512 * K>(d, s);
-      else oct_copy_g2s16(d + 512 * K, s + 512 * K);
-    }
+    if (32 * (K + 1) <= NU || lane + 32 * K < NU) oct_copy_g2s16_at<512 * K>(d, s);
     DmCopyU<K + 1, NK, NU>::run(d, s, lane);
   }
 };
@@ -309,16 +246,13 @@ struct DmCopyU<NK, NK, NU> {
 };
 
 // Issues the copies of the tile at ts (a multiple of 16) into stage st and returns its mask of
-// tokens to attend to (in [t0, te), in a valid block). contig: the whole-tile path (see the header).
-// The caller is part `part` of `parts` warps that stage the tile together (the quad kernel: 4; else
-// 1): each copies its share (16-byte units part, part + parts, ... of the whole tile; tokens part,
-// part + parts, ... per slot), and every one of them returns the whole tile's mask. off: the warp's
-// 16 slot offsets in shared memory.
+// tokens to attend to (in [t0, te), in a valid block), one warp. contig: the whole-tile path (see
+// the header). off: the warp's 16 slot offsets in shared memory.
 // bid: the tile's block id on the whole-tile path, dm_tile_bid's (loaded apart, so that a caller can
 // have it in flight early); unread on the other path. The overload without it loads it itself.
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
-                          int64_t ts, bool contig, int lane, int part, int parts, int32_t bid) {
+                          int64_t ts, bool contig, int lane, int32_t bid) {
   typedef DmFmt<FMT> F;
   const int64_t hoff = (int64_t)((uint64_t)(uint32_t)s.h * (uint64_t)p.c_sh);  // (h >= 0: no sign extension)
   // (in 32 bits: token positions are below 2^31, so are their differences' magnitudes)
@@ -333,11 +267,7 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
     const uint8_t* src = p.cache + (int64_t)((uint64_t)(uint32_t)bid * (uint64_t)p.c_sb) + hoff +
                          (int64_t)((uint32_t)ts - lb * (uint32_t)p.block_size) * F::SLOT;
     enum { NU = DM_TOK * F::SLOT / 16 };  // 16-byte units of the tile
-    if (OCT_DM_COPYU && parts == 1) {  // one warp copies the tile: unrolled, one bound check (the last round)
-      DmCopyU<0, (NU + 31) / 32, NU>::run(st + 16 * lane, src + 16 * lane, lane);
-      return range;
-    }
-    for (int u = lane + 32 * part; u < NU; u += 32 * parts) oct_copy_g2s16(st + 16 * u, src + 16 * u);
+    DmCopyU<0, (NU + 31) / 32, NU>::run(st + 16 * lane, src + 16 * lane, lane);
     return range;
   }
   if (lane < DM_TOK) {
@@ -355,7 +285,6 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
     const int64_t o = off[t];
     if (o < 0) continue;
     mask |= 1u << t;
-    if (t % parts != part) continue;
     for (int u = lane; u < F::SU; u += 32)
       oct_copy_g2s<F::UB>(st + t * F::ROW + u * F::UB, p.cache + o + u * F::UB);
   }
@@ -364,21 +293,12 @@ OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off
 }
 template <int FMT>
 OCT_DEV uint32_t dm_issue(const OctDecodeParams& p, const DmSet& s, int64_t* off, uint8_t* st, const int32_t* bt_row,
-                          int64_t ts, bool contig, int lane, int part, int parts) {
-  return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, part, parts, dm_tile_bid<FMT>(p, bt_row, ts, contig));
+                          int64_t ts, bool contig, int lane) {
+  return dm_issue<FMT>(p, s, off, st, bt_row, ts, contig, lane, dm_tile_bid<FMT>(p, bt_row, ts, contig));
 }
 
-// The per-warp kernels' block ids loaded an iteration ahead (dm_pass; the quad kernel's stager has
-// its own, OCT_DQ_BIDPRE): 1 in every per-warp kernel, 0 in none, -1 in the kernels of one workgroup
-// per SM, 8 and 12 warps (q1s100k 0.0289 -> 0.0275 ms; big, on the 6-warp kernel of two per SM,
-// 0.4110 with and without, both measured beside a table fill since dropped: "Twenty-third
-// session", call 8; on the 12-warp kernel 0.3655 -> 0.3561: "Twenty-fourth session", call 3).
-#ifndef OCT_DM_BIDPRE
-#define OCT_DM_BIDPRE -1
-#endif
-
 // The queries of a pass, in two parts so that the caller can stage its first tiles while the loads
-// are in flight (OCT_DM_EARLY): dm_qload loads warp w's queries w, w + NWQ, ... of the NWQ warps
+// are in flight: dm_qload loads warp w's queries w, w + NWQ, ... of the NWQ warps
 // (zero past np), dm_qput rotates them like K in float32 and writes their B fragments, rounded to
 // fp16 at their dec_qpos places (INT8K: the int8 row, and its scale in qs).
 template <int NT, int NWQ>
@@ -422,38 +342,32 @@ OCT_DEV void dm_qput(const OctDecodeParams& p, const DmSet& s, uint16_t (*qf)[16
     if (lane == 0) qs[c] = c < s.np ? oct_div_rn(qmax, 127.0f) : 0.0f;
 #else
     (void)qs;
-    if (OCT_DM_QPUT4) {
-      // dec_qpos's places, worked out per lane (dims 8·lane + i of block b = lane >> 3):
-      // - a 3-bit block (compact, or b > 0): dim i goes to k-step 4b + i/2, B row 4(c & 7) + g
-      //   (g = (lane & 7) >> 1), half (lane & 1) + 2(i & 1). So lanes 2u and 2u + 1 fill the four
-      //   halves of one entry per pair of dims: after one exchange each lane stores one word,
-      //   (its x[2m], the pair's x[2m]) from the even lane and (the pair's x[2m+1], its x[2m+1])
-      //   from the odd one;
-      // - the 4-bit block 0 (not compact): dim i = 4a + 2p + e goes to k-step 2(lane & 1) + p, B row
-      //   4(c & 7) + ((lane & 7) >> 1), half 2e + a: two whole entries, one 8-byte store each.
-      uint32_t hv[8];
-      OCT_UNROLL for (int i = 0; i < 8; i++) hv[i] = oct_f32_to_f16(x[i]);
-      const int odd = lane & 1, row = 4 * (c & 7) + ((lane & 7) >> 1);
-      uint32_t snd[2], rcv[2];  // halves for m = 2j, 2j + 1: the odd lane sends x[2m], the even x[2m + 1]
-      OCT_UNROLL for (int j = 0; j < 2; j++) {
-        snd[j] = odd ? hv[4 * j] | hv[4 * j + 2] << 16 : hv[4 * j + 1] | hv[4 * j + 3] << 16;
-        rcv[j] = oct_shfl_xor_u32<1>(snd[j]);
-      }
-      if (!DecFmt<FMT>::COMPACT && lane < 8) {
-        OCT_UNROLL for (int pp = 0; pp < 2; pp++) {
-          uint16_t* e = qf[c >> 3][2 * odd + pp][row];
-          dm_st32(e, hv[2 * pp] | hv[4 + 2 * pp] << 16), dm_st32(e + 2, hv[2 * pp + 1] | hv[5 + 2 * pp] << 16);
-        }
-      } else {
-        OCT_UNROLL for (int m = 0; m < 4; m++) {
-          const uint32_t r = (rcv[m >> 1] >> (16 * (m & 1))) & 0xFFFFu;
-          dm_st32(&qf[c >> 3][4 * (lane >> 3) + m][row][2 * odd], odd ? r | hv[2 * m + 1] << 16 : hv[2 * m] | r << 16);
-        }
+    // wmma-f16q: the row as fp16 at dec_qpos's places, in 4- and 8-byte stores (not one 2-byte
+    // store per dim), the places worked out per lane (dims 8·lane + i of block b = lane >> 3):
+    // - a 3-bit block (compact, or b > 0): dim i goes to k-step 4b + i/2, B row 4(c & 7) + g
+    //   (g = (lane & 7) >> 1), half (lane & 1) + 2(i & 1). So lanes 2u and 2u + 1 fill the four
+    //   halves of one entry per pair of dims: after one exchange each lane stores one word,
+    //   (its x[2m], the pair's x[2m]) from the even lane and (the pair's x[2m+1], its x[2m+1])
+    //   from the odd one;
+    // - the 4-bit block 0 (not compact): dim i = 4a + 2p + e goes to k-step 2(lane & 1) + p, B row
+    //   4(c & 7) + ((lane & 7) >> 1), half 2e + a: two whole entries, one 8-byte store each.
+    uint32_t hv[8];
+    OCT_UNROLL for (int i = 0; i < 8; i++) hv[i] = oct_f32_to_f16(x[i]);
+    const int odd = lane & 1, row = 4 * (c & 7) + ((lane & 7) >> 1);
+    uint32_t snd[2], rcv[2];  // halves for m = 2j, 2j + 1: the odd lane sends x[2m], the even x[2m + 1]
+    OCT_UNROLL for (int j = 0; j < 2; j++) {
+      snd[j] = odd ? hv[4 * j] | hv[4 * j + 2] << 16 : hv[4 * j + 1] | hv[4 * j + 3] << 16;
+      rcv[j] = oct_shfl_xor_u32<1>(snd[j]);
+    }
+    if (!DecFmt<FMT>::COMPACT && lane < 8) {
+      OCT_UNROLL for (int pp = 0; pp < 2; pp++) {
+        uint16_t* e = qf[c >> 3][2 * odd + pp][row];
+        dm_st32(e, hv[2 * pp] | hv[4 + 2 * pp] << 16), dm_st32(e + 2, hv[2 * pp + 1] | hv[5 + 2 * pp] << 16);
       }
     } else {
-      OCT_UNROLL for (int i = 0; i < 8; i++) {
-        const int pos = dec_qpos<FMT>(8 * lane + i), kk = 4 * (pos >> 6) + ((pos >> 2) & 3);
-        qf[c >> 3][kk][4 * (c & 7) + ((pos >> 4) & 3)][pos & 3] = oct_f32_to_f16(x[i]);
+      OCT_UNROLL for (int m = 0; m < 4; m++) {
+        const uint32_t r = (rcv[m >> 1] >> (16 * (m & 1))) & 0xFFFFu;
+        dm_st32(&qf[c >> 3][4 * (lane >> 3) + m][row][2 * odd], odd ? r | hv[2 * m + 1] << 16 : hv[2 * m] | r << 16);
       }
     }
 #endif
@@ -520,14 +434,9 @@ OCT_DEV void dm_kblock(const uint8_t* rg, const uint8_t* r8, int b, int t, int l
 // whether any is not 1, and writes P' = fp16(fp32(p · V scale) · κ) to the warp's transpose buffer
 // pt [N tile][query][token]. sc: the tile's summed scores (before score_scale); mask: the tile's
 // tokens to attend to; vsg, vs8: the V scales of tokens g and g + 8.
-// The softmax's exp2 (OCT_DM_EX2FTZ): ex2.approx.ftz, within 2 ulps with results below 2^-126
-// flushed to 0 (the fp32 profiles' exp2 and ftz terms, as the mma prefill), not exp2f's fix-ups for
-// subnormal results (a compare and two predicated multiplies per call in clang's SASS; six calls per
-// tile and N tile).
-#ifndef OCT_DM_EX2FTZ
-#define OCT_DM_EX2FTZ 1
-#endif
-OCT_DEV float dm_exp2(float x) { return OCT_DM_EX2FTZ ? oct_exp2_ftz(x) : oct_exp2(x); }
+// The exp2 is ex2.approx.ftz, within 2 ulps with results below 2^-126 flushed to 0 (the fp32
+// profiles' exp2 and ftz terms, as the mma prefill), not exp2f with its fix-ups for subnormal
+// results (a compare and two predicated multiplies per call; six calls per tile and N tile).
 
 template <int NT>
 OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask, int64_t ts, int g, int t, int kq[NT][2],
@@ -549,7 +458,7 @@ OCT_DEV bool dm_softmax(const OctDecodeParams& p, float sc[NT][4], uint32_t mask
       mx = oct_fmax(mx, oct_shfl_xor<16>(mx));
       const float mo = mrun[n][c], mn = oct_fmax(mo, mx);
       float al = 1.0f, pg = 0.0f, p8 = 0.0f;
-      if (mn != ninf) al = dm_exp2(mo - mn), pg = dm_exp2(sg - mn), p8 = dm_exp2(s8 - mn);
+      if (mn != ninf) al = oct_exp2_ftz(mo - mn), pg = oct_exp2_ftz(sg - mn), p8 = oct_exp2_ftz(s8 - mn);
       float sum = oct_add_rn(pg, p8);
       sum = oct_add_rn(sum, oct_shfl_xor<4>(sum));
       sum = oct_add_rn(sum, oct_shfl_xor<8>(sum));
@@ -594,30 +503,26 @@ OCT_DEV void dm_rescale(OctMmaF32 (*o)[NT], float alpha[NT][2]) {
 
 // P·V of the dims of V lane 4g + m (M tiles 4m .. 4m + 3, om[0..3]) over the staged tile at ru0 =
 // the row of token 2t: tokens 2t, 2t + 1, 2t + 8, 2t + 9 paired by byte permutes into fp16 halves.
-// 4-bit V (OCT_DM_VPAIR): the tokens are paired on their code bytes before the lookup (one byte
-// permute per 8 codes, not one per 4 codebook bytes): byte j of a lane's code word holds dims j and
-// j + 4 (nibbles 2j, 2j + 1), so the pair (a.b0, b.b0, a.b1, b.b1) looks up to the codebook bytes
-// (a0, a4, b0, b4 | a1, a5, b1, b5), and oct_h4_pairs takes (a0, b0) and (a4, b4) from each word:
-// the operands of the unpaired path, bit for bit. 1: in the kernels of one N tile (big +1.4 % when
-// off); the quad kernel (three N tiles share each decoded tile) measured 1 µs slower on q4s100k
-// with it (docs/measurements.md, twenty-first session, call 1), so it pairs after the lookup
-// unless OCT_DM_VPAIR is 2.
-#ifndef OCT_DM_VPAIR
-#define OCT_DM_VPAIR 1
-#endif
-// Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt: the byte's
-// offset e · 4R computed as one shift and one select that also takes in the copy (its bits below the
-// entry's), so the load's address is that register plus the table's (warp-uniform) base. Rows of 64
-// words (VW, OCT_DM_VTROW 256): the offset e · 256 + lc is one byte permute, byte i of x above lc's
-// low byte.
-template <int VR, int VW>
+// 4-bit V in the kernels of one N tile: the tokens are paired on their code bytes before the lookup
+// (one byte permute per 8 codes, not one per 4 codebook bytes): byte j of a lane's code word holds
+// dims j and j + 4 (nibbles 2j, 2j + 1), so the pair (a.b0, b.b0, a.b1, b.b1) looks up to the
+// codebook bytes (a0, a4, b0, b4 | a1, a5, b1, b5), and oct_h4_pairs takes (a0, b0) and (a4, b4)
+// from each word: the operands of the unpaired path, bit for bit (big 0.5109 ms against 0.5158).
+// The quad kernel (three N tiles share each decoded tile) pairs after the lookup: the pairing
+// gains it nothing on q4s100k.
+// Entry (byte i of x) of copy lc (times 4: its byte offset) of the V table at vt. Rows of 32 words
+// (VW, OCT_DM_VTROW 128): the byte's offset e · 128 computed as one shift and one select that also
+// takes in the copy (its bits below the entry's), so the load's address is that register plus the
+// table's (warp-uniform) base. Rows of 64 words (OCT_DM_VTROW 256): the offset e · 256 + lc is one
+// byte permute, byte i of x above lc's low byte.
+template <int VW>
 OCT_DEV uint32_t dm_vt(const uint32_t* vt, uint32_t x, int i, uint32_t lc) {
   if (VW == 64) return *(const uint32_t*)((const uint8_t*)vt + oct_perm8n(x, lc, 0x5504u | (uint32_t)i << 4));
-  enum { SH = VR == 32 ? 7 : VR == 16 ? 6 : VR == 8 ? 5 : VR == 4 ? 4 : VR == 2 ? 3 : 2 };
+  enum { SH = 7 };
   const uint32_t e = 8 * i < SH ? x << (SH - 8 * i) : x >> (8 * i - SH);
   return *(const uint32_t*)((const uint8_t*)vt + oct_and_or<255u << SH>(e, lc));
 }
-// OCT_DM_VTAB (VR > 0, NT 1): vt is the V table (DmVt), lc the lane's copy times 4. The code words of
+// The V table (VR > 0, NT 1): vt is the table (DmVt), lc the lane's copy times 4. The code words of
 // tokens a, b (and c, d) are interleaved by nibble, so that byte j of one word is (a, b)'s codes of
 // dim j and byte j of the other of dim j + 4; each byte is an entry: the operand register itself.
 template <int FMT, int NT, int VR = 0, int VW = VR>
@@ -625,7 +530,7 @@ OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], Oct
                    const uint32_t* vtl = nullptr, uint32_t lc = 0) {
   typedef DmFmt<FMT> F;
   if (VR > 0) {
-    static_assert(VR == 0 || (F::VBITS == 4 && NT == 1), "the V table: 4-bit V, one N tile");
+    static_assert(VR == 0 || (VR == 32 && F::VBITS == 4 && NT == 1), "the V table: 32 copies, 4-bit V, one N tile");
     const int vo = F::V_LO + 4 * (4 * g + m);
     const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
     const uint32_t xc = *(const uint32_t*)(ru0 + 8 * F::ROW + vo), xd = *(const uint32_t*)(ru0 + 9 * F::ROW + vo);
@@ -633,13 +538,13 @@ OCT_DEV void dm_pv(const uint8_t* ru0, int g, int m, const OctMmaB16 pb[NT], Oct
     const uint32_t lcd = (xc & 0x0F0F0F0Fu) | ((xd << 4) & 0xF0F0F0F0u), hcd = ((xc >> 4) & 0x0F0F0F0Fu) | (xd & 0xF0F0F0F0u);
     OCT_UNROLL for (int i = 0; i < 4; i++) {  // om[i]: dims i (rows g) and i + 4 (rows g + 8) of the word
       OctMmaA16 a;
-      a.r[0] = dm_vt<VR, VW>(vtl, lab, i, lc), a.r[1] = dm_vt<VR, VW>(vtl, hab, i, lc);
-      a.r[2] = dm_vt<VR, VW>(vtl, lcd, i, lc), a.r[3] = dm_vt<VR, VW>(vtl, hcd, i, lc);
+      a.r[0] = dm_vt<VW>(vtl, lab, i, lc), a.r[1] = dm_vt<VW>(vtl, hab, i, lc);
+      a.r[2] = dm_vt<VW>(vtl, lcd, i, lc), a.r[3] = dm_vt<VW>(vtl, hcd, i, lc);
       OCT_UNROLL for (int n = 0; n < NT; n++) om[i][n] = oct_mma_m16n8k16_f32_f16(a, pb[n], om[i][n]);
     }
     return;
   }
-  if (OCT_DM_VPAIR && F::VBITS == 4 && (NT == 1 || OCT_DM_VPAIR == 2)) {
+  if (F::VBITS == 4 && NT == 1) {
     const int vo = F::V_LO + 4 * (4 * g + m);
     const uint32_t xa = *(const uint32_t*)(ru0 + vo), xb = *(const uint32_t*)(ru0 + F::ROW + vo);
     const uint32_t xc = *(const uint32_t*)(ru0 + 8 * F::ROW + vo), xd = *(const uint32_t*)(ru0 + 9 * F::ROW + vo);
@@ -738,12 +643,12 @@ OCT_DEV void dm_merge_ml(const float* mw, const float* lw, int stride, int t, fl
 }
 
 // Writes N tile n's partial rows: m and l (warp 0's lane group 0), then o = Σ over the NU units in
-// unit order of the rows at rw ([unit][query][DM_RES]) / (κ·64), by all nthr threads, consecutive
-// threads at consecutive dims. sync: the rows' puts are made visible by a barrier here first (false:
-// the caller's last barrier did).
+// unit order of the rows at rw ([unit][query][DM_RES]) / (κ·64), by all nthr threads, each thread
+// four consecutive dims with one 16-byte store (a row offset per 4 dims, not per dim). The rows'
+// puts are made visible by a barrier first.
 template <int NT, int NU>
 OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float* rw, int nthr, int n, int w, int g,
-                           int t, float mall[NT][2], float lall[NT][2], bool sync = true) {
+                           int t, float mall[NT][2], float lall[NT][2]) {
   if (w == 0 && g == 0) {
     OCT_UNROLL for (int c = 0; c < 2; c++) {
       const int qc = 8 * n + 2 * t + c;
@@ -753,32 +658,21 @@ OCT_DEV void dm_write_rows(const OctDecodeParams& p, const DmSet& s, const float
       }
     }
   }
-  if (sync) oct_sync();
+  oct_sync();
   const int nq = s.np - 8 * n < 8 ? s.np - 8 * n : 8;
-  if (OCT_DM_WV4) {  // four dims per thread and one 16-byte store: a row offset per 4 dims, not per dim
-    for (int i = oct_tid(); i < 64 * nq; i += nthr) {
-      const int q = i >> 6, d = 4 * (i & 63);
-      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
-      const int a = q * DM_RES + d + (d >> 5);  // (the 4 dims are in one run of 32)
-      float x[4];
-      OCT_UNROLL for (int e = 0; e < 4; e++) {
-        x[e] = rw[a + e];
-        OCT_UNROLL for (int u = 1; u < NU; u++) x[e] = oct_add_rn(x[e], rw[u * 8 * DM_RES + a + e]);
-        x[e] = oct_mul_rn(x[e], OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
-      }
-      OctU4 v;
-      v.x = oct_f2u(x[0]), v.y = oct_f2u(x[1]), v.z = oct_f2u(x[2]), v.w = oct_f2u(x[3]);
-      *(OctU4*)(dst + d) = v;  // (rows are 16-byte aligned: pstride % 4 == 0)
+  for (int i = oct_tid(); i < 64 * nq; i += nthr) {
+    const int q = i >> 6, d = 4 * (i & 63);
+    float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
+    const int a = q * DM_RES + d + (d >> 5);  // (the 4 dims are in one run of 32)
+    float x[4];
+    OCT_UNROLL for (int e = 0; e < 4; e++) {
+      x[e] = rw[a + e];
+      OCT_UNROLL for (int u = 1; u < NU; u++) x[e] = oct_add_rn(x[e], rw[u * 8 * DM_RES + a + e]);
+      x[e] = oct_mul_rn(x[e], OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);
     }
-  } else {
-    for (int i = oct_tid(); i < 256 * nq; i += nthr) {
-      const int q = i >> 8, d = i & 255;
-      float* dst = p.partials + dm_prow(p, s, s.qb + 8 * n + q);
-      const int a = q * DM_RES + d + (d >> 5);
-      float x = rw[a];
-      OCT_UNROLL for (int u = 1; u < NU; u++) x = oct_add_rn(x, rw[u * 8 * DM_RES + a]);
-      dst[d] = oct_mul_rn(x, OCT_DM_INT8K ? 0x1p-12f : 0x1p-14f);  // o = Σ P'·codebook / (κ·64)
-    }
+    OctU4 v;
+    v.x = oct_f2u(x[0]), v.y = oct_f2u(x[1]), v.z = oct_f2u(x[2]), v.w = oct_f2u(x[3]);
+    *(OctU4*)(dst + d) = v;  // (rows are 16-byte aligned: pstride % 4 == 0)
   }
 }
 
@@ -792,7 +686,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
 
   oct_sync();  // the previous pass's shared memory is read (and the V table written)
   // The set's block table row and the staging path; the warp's first two tiles are staged while
-  // its queries' loads are in flight (OCT_DM_EARLY), so that the two wait on memory together.
+  // its queries' loads are in flight, so that the two wait on memory together.
   const int32_t* btr = p.block_table + (int64_t)s.req * p.max_blocks;
   const bool contig = dm_contig<FMT>(p);
   const int64_t tfirst = s.t0 & ~(int64_t)(DM_TOK - 1);
@@ -802,14 +696,14 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
   uint8_t* stage2 = sm.stage[w][2];
   uint32_t mcur = 0, mnext = 0, mlast = 0;
   auto first_tiles = [&]() {
-    if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane, 0, 1);
+    if (w < ntile) mcur = dm_issue<FMT>(p, s, sm.off[w], stage0, btr, tfirst + DM_TOK * w, contig, lane);
     oct_async_commit();
-    if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane, 0, 1);
+    if (w + NW < ntile) mnext = dm_issue<FMT>(p, s, sm.off[w], stage1, btr, tfirst + DM_TOK * (w + NW), contig, lane);
     oct_async_commit();
   };
   DmQ<NT, NW> qx;
   dm_qload<FMT, NT, NW>(p, s, lane, w, qx);
-  if (OCT_DM_EARLY) first_tiles();
+  first_tiles();
   dm_qput<FMT, NT, NW>(p, s, sm.qf, sm.qs, lane, w, qx);
   // Per lane: queries 8n + 2t + c (c = 0, 1) of each N tile: klen, running max, l; o^T fragments.
   int kq[NT][2];
@@ -825,11 +719,12 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
   OCT_UNROLL for (int n = 0; n < NT; n++)
     OCT_UNROLL for (int c = 0; c < 2; c++) qsc[n][c] = sm.qs[8 * n + 2 * t + c];
 #endif
-  if (!OCT_DM_EARLY) first_tiles();
 
-  // OCT_DM_BIDPRE: the block id of the tile an iteration stages is loaded one iteration before (it
-  // was the loop's longest wait: 2.5 % of big's stall samples on the compare that used it, call 7).
-  const bool bidpre = OCT_DM_BIDPRE > 0 || (OCT_DM_BIDPRE < 0 && NW >= 8);
+  // The kernels of one workgroup per SM (8 and 12 warps) load the block id of the tile an iteration
+  // stages one iteration before: the compare that uses it is the loop's longest wait otherwise
+  // (2.5 % of big's stall samples). q1s100k 0.0289 -> 0.0275 ms on the 8-warp kernel, big 0.3655 ->
+  // 0.3561 on the 12-warp kernel; nothing on big's 6-warp kernel of two per SM (0.4110 either way).
+  const bool bidpre = NW >= 8;
   int32_t bpre = bidpre && w + 2 * NW < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (w + 2 * NW), contig) : -1;
   for (int it = w; it < ntile; it += NW) {
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
@@ -837,9 +732,9 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
       if (bidpre) {
         const int32_t b = bpre;
         if (it + 3 * NW < ntile) bpre = dm_tile_bid<FMT>(p, btr, ts + 3 * DM_TOK * NW, contig);
-        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1, b);
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, b);
       } else {
-        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane, 0, 1);
+        mlast = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NW, contig, lane);
       }
     }
     oct_async_commit();
@@ -894,8 +789,8 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
   // banks); then the whole workgroup sums the warps in warp order, ((o0 + o1) + o2) + o3, and
   // writes the rows coalesced, consecutive threads at consecutive dims. (Warp 0 alone summing and
   // storing from its registers, one dim per lane group and query, is 32 sectors per store
-  // instruction: on the H200 that end of a pass was a third of q1s100k's decode, 51.9 against
-  // 34.2 µs coalesced; docs/measurements.md, "Fourteenth session", calls 1 and 3.)
+  // instruction: on the H200 that end of a pass is a third of q1s100k's decode, 51.9 against
+  // 34.2 µs coalesced.)
   float* rw = (float*)&sm.stage[0][0][0];
   static_assert(NW * 8 * DM_RES * 4 <= (int)sizeof(sm.stage), "merge buffer");
   OCT_UNROLL for (int n = 0; n < NT; n++) {
@@ -905,7 +800,7 @@ OCT_DEV void dm_pass(const OctDecodeParams& p, const DmSet& s, DmSmem<NT, NW, VT
   }
 }
 
-// OCT_DQ_WONE: the quad kernel's write-out after one barrier. Per query, each quad's m and l
+// The quad kernel's write-out, after one barrier. Per query, each quad's m and l
 // (sm.mw, sm.lw) and unscaled o rows (sm.rq); a thread of four dims merges the quads' rows as
 // dm_merge_ml, dm_put_rows and dm_write_rows do (the same operations in the same order, so the
 // same bits): M = the quads' max of m, f_u = 2^(m_u - M) (0 when M = -inf), o = Σ_u (o_u · f_u) in
@@ -939,38 +834,16 @@ OCT_DEV void dq_write_rows(const OctDecodeParams& p, const DmSet& s, const DqSme
   }
 }
 
-// The barrier of quad qd's 128 threads (OCT_DQ_NAMED 1: named barrier 1 + qd on CUDA, so that the
-// quads of a workgroup need not run in step; 0: the workgroup's). The emulator takes the
-// workgroup's: its quads run the same number of steps, so the stronger barrier cannot deadlock.
-#ifndef OCT_DQ_NAMED
-#define OCT_DQ_NAMED 1
-#endif
-// Who stages the quad's tiles: warp 3 alone, while warps 0..2 run the softmax (1), or the four
-// warps a quarter each at the start of a step (0).
-#ifndef OCT_DQ_STAGER
-#define OCT_DQ_STAGER 1
-#endif
-// Row buffers of the quad kernel's write-out (see dq_pass's end): 2, or 1.
-#ifndef OCT_DQ_WBUF
-#define OCT_DQ_WBUF 2
-#endif
-// The quad stager's block ids loaded ahead of its issues (1), or each at its issue (0).
-#ifndef OCT_DQ_BIDPRE
-#define OCT_DQ_BIDPRE 1
-#endif
-// K scales the quad kernel reads per row and step: its warp's block's alone (1), or all four (0).
-#ifndef OCT_DQ_KS1
-#define OCT_DQ_KS1 1
-#endif
+// The barrier of quad qd's 128 threads: named barrier 1 + qd on CUDA, so that the quads of a
+// workgroup need not run in step. The emulator takes the workgroup's: its quads run the same number
+// of steps, so the stronger barrier cannot deadlock.
 OCT_DEV void dq_sync(int qd) {
 #if defined(OCT_NV)
-  if (OCT_DQ_NAMED) {
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + qd) : "memory");
-    return;
-  }
-#endif
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + qd) : "memory");
+#else
   (void)qd;
   oct_sync();
+#endif
 }
 
 // One pass of the quad kernel: queries qb .. qb + np - 1 of the set (np <= 24, three N tiles) over
@@ -1000,29 +873,24 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // (mutant OCT_MUT_DECODE_MMA_QUAD_STEPS: ⌊ntile / NQ⌋ steps, the last tiles of a split whose tile
   // count is not a multiple of NQ dropped)
   const int steps = OCT_MUTANT(OCT_MUT_DECODE_MMA_QUAD_STEPS) ? ntile / NQ : (ntile + NQ - 1) / NQ;
-  // The stagers: warp 3 alone (OCT_DQ_STAGER 1), or the four warps a quarter each (0). Tile masks
-  // go through shared memory (sm.msk, a ring like the stages), written by warp 3.
-  const bool stager = !OCT_DQ_STAGER || wq == 3;
-  const int part = OCT_DQ_STAGER ? 0 : wq, parts = OCT_DQ_STAGER ? 1 : 4;
+  // Warp 3 stages the quad's tiles, the whole tile alone; the tile masks go through shared memory
+  // (sm.msk, a ring like the stages). It loads the block ids of its first three tiles before the
+  // queries, and the tile after next's one step before it is issued (bnext), so that no issue waits
+  // on a block-table load.
+  const bool stager = wq == 3;
   uint8_t* stage0 = sm.stage[qd][0];
   uint8_t* stage1 = sm.stage[qd][1];
   uint8_t* stage2 = sm.stage[qd][2];
-  // OCT_DQ_BIDPRE (warp 3 the stager): the block ids of the first three tiles are loaded before the
-  // queries, and the tile after next's one step before it is issued (bnext), so that no issue waits
-  // on a block-table load.
-  const bool bidpre = OCT_DQ_BIDPRE && OCT_DQ_STAGER && stager;
-  // (the block id of tile i is dm_tile_bid's; without bidpre, dm_issue loads it itself)
-  auto dq_bid = [&](int i) -> int32_t {
-    return bidpre && i < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (int64_t)i, contig) : -1;
+  auto dq_bid = [&](int i) -> int32_t {  // the block id of tile i (dm_tile_bid's)
+    return stager && i < ntile ? dm_tile_bid<FMT>(p, btr, tfirst + DM_TOK * (int64_t)i, contig) : -1;
   };
   auto dq_issue = [&](uint8_t* st, int i, int32_t bid) -> uint32_t {
     const int64_t ti = tfirst + DM_TOK * (int64_t)i;
-    return bidpre ? dm_issue<FMT>(p, s, sm.off[w], st, btr, ti, contig, lane, part, parts, bid)
-                  : dm_issue<FMT>(p, s, sm.off[w], st, btr, ti, contig, lane, part, parts);
+    return dm_issue<FMT>(p, s, sm.off[w], st, btr, ti, contig, lane, bid);
   };
   const int32_t b0 = dq_bid(qd), b1 = dq_bid(qd + NQ);
   int32_t bnext = dq_bid(qd + 2 * NQ);
-  auto first_tiles = [&]() {  // (while the queries load: OCT_DM_EARLY)
+  auto first_tiles = [&]() {  // (while the queries load)
     if (!stager) return;
     uint32_t m0 = 0, m1 = 0;
     if (qd < ntile) m0 = dq_issue(stage0, qd, b0);
@@ -1033,7 +901,7 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   };
   DmQ<NT, 4 * NQ> qx;
   dm_qload<FMT, NT, 4 * NQ>(p, s, lane, w, qx);
-  if (OCT_DM_EARLY) first_tiles();
+  first_tiles();
   dm_qput<FMT, NT, 4 * NQ>(p, s, sm.qf, sm.qs, lane, w, qx);
   int kq[1][2];
   float mrun[1][2], lrun[1][2];
@@ -1048,32 +916,19 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   OCT_UNROLL for (int c = 0; c < 2; c++) qsc[c] = sm.qs[8 * sn + 2 * t + c];
 #endif
 
-  if (!OCT_DM_EARLY) first_tiles();
   for (int step = 0; step < steps; step++) {
     const int it = NQ * step + qd;
     const int64_t ts = tfirst + (int64_t)DM_TOK * it;
     const int mi = step % 3, mi2 = (step + 2) % 3;  // the rings' slots of this step's tile and of the one issued now
     oct_async_wait<1>();  // this warp's copies of this step's tile (the next one's may be in flight)
     dq_sync(qd);          // A: the quad's copies landed; its last step's reads of stage2, pq, al and msk are done
-    if (!OCT_DQ_STAGER) {
-      uint32_t m2 = 0;
-      if (it + 2 * NQ < ntile) m2 = dm_issue<FMT>(p, s, sm.off[w], stage2, btr, ts + 2 * DM_TOK * NQ, contig, lane, part, parts);
-      oct_async_commit();
-      if (wq == 3 && lane == 0) sm.msk[qd][mi2] = m2;
-    }
     const bool act = it < ntile;
     const uint8_t* rg = stage0 + g * F::ROW;
     const uint8_t* r8 = stage0 + (g + 8) * F::ROW;
-    float ksg[4], ks8[4], vsg = 0.0f, vs8 = 0.0f;
+    float vsg = 0.0f, vs8 = 0.0f;
     if (act) {  // K block wq's share of every query's scores
       float kb, k8b;
-      if (OCT_DQ_KS1) {
-        dm_scale1<FMT>(rg, r8, wq, kb, k8b, vsg, vs8);
-      } else {
-        dm_scales<FMT>(rg, r8, ksg, ks8, vsg, vs8);
-        kb = wq == 0 ? ksg[0] : wq == 1 ? ksg[1] : wq == 2 ? ksg[2] : ksg[3];
-        k8b = wq == 0 ? ks8[0] : wq == 1 ? ks8[1] : wq == 2 ? ks8[2] : ks8[3];
-      }
+      dm_scale1<FMT>(rg, r8, wq, kb, k8b, vsg, vs8);
       // (mutant OCT_MUT_DECODE_MMA_KSCALE_TOKEN: token g's scale for token g + 8 too)
       float x[NT][4];
       dm_kblock<FMT, NT>(rg, r8, wq, t, lane, sm.qf, kb, OCT_MUTANT(OCT_MUT_DECODE_MMA_KSCALE_TOKEN) ? kb : k8b, x);
@@ -1081,7 +936,7 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
         OCT_UNROLL for (int v = 0; v < 4; v++) sm.ex[qd][wq][4 * n + v][lane] = x[n][v];
     }
     dq_sync(qd);  // B: the four blocks' shares are written
-    if (OCT_DQ_STAGER && wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
+    if (wq == 3) {  // warp 3 has no softmax: it stages the tile after next meanwhile
       uint32_t m2 = 0;
       if (it + 2 * NQ < ntile) m2 = dq_issue(stage2, it + 2 * NQ, bnext);
       // (mutant OCT_MUT_DECODE_MMA_STALE_BID: the block id of the tile just issued kept for the next)
@@ -1125,33 +980,11 @@ OCT_DEV void dq_pass(const OctDecodeParams& p, const DmSet& s, DqSmem<NQ>& sm, i
   // Merge the quads: warp n of a quad holds N tile n's m and l.
   if (wq < NT && g == 0)
     OCT_UNROLL for (int c = 0; c < 2; c++) sm.mw[qd][8 * sn + 2 * t + c] = mrun[0][c], sm.lw[qd][8 * sn + 2 * t + c] = lrun[0][c];
-#if OCT_DQ_WONE
   // Each quad's o as it is, in rows of its own (sm.rq[qd], read by nothing else before this), then
   // one barrier, then the write-out scales each quad's row by its factor as dm_put_rows would have.
   OCT_UNROLL for (int n = 0; n < NT; n++) dm_put_rows<FMT, NT, false>(&sm.rq[qd][n][0][0], o, n, wq, g, t, nullptr);
   oct_sync();
   dq_write_rows<NQ>(p, s, sm);
-#else
-  oct_sync();
-  float mq[NT][2], f[NT][2], mall[NT][2], lall[NT][2];
-  OCT_UNROLL for (int n = 0; n < NT; n++)
-    OCT_UNROLL for (int c = 0; c < 2; c++) mq[n][c] = sm.mw[qd][8 * n + 2 * t + c];
-  dm_merge_ml<NT, NQ>(&sm.mw[0][0], &sm.lw[0][0], 8 * NT, t, mq, f, mall, lall);
-  // The rows of two N tiles at a time (OCT_DQ_WBUF 2: buffers over the stages, the query fragments
-  // and the score exchange, none of which is read after the loop; one barrier per two N tiles
-  // fewer), or of one (1).
-  enum { RWF = NQ * 8 * DM_RES };  // floats per buffer
-  float* rw = (float*)&sm.stage[0][0][0];
-  static_assert(RWF * 4 <= (int)sizeof(sm.stage), "merge buffer");
-  static_assert(OCT_DQ_WBUF == 1 || 2 * RWF * 4 <= (int)offsetof(DqSmem<NQ>, pq), "two merge buffers");
-  OCT_UNROLL for (int n = 0; n < NT; n += OCT_DQ_WBUF) {
-    OCT_UNROLL for (int b = 0; b < OCT_DQ_WBUF; b++)
-      if (n + b < NT) dm_put_rows<FMT, NT>(rw + b * RWF + qd * 8 * DM_RES, o, n + b, wq, g, t, f[n + b]);
-    OCT_UNROLL for (int b = 0; b < OCT_DQ_WBUF; b++)
-      if (n + b < NT) dm_write_rows<NT, NQ>(p, s, rw + b * RWF, 128 * NQ, n + b, w, g, t, mall, lall, b == 0);
-    if (n + OCT_DQ_WBUF < NT) oct_sync();  // rw is read
-  }
-#endif
 }
 
 // The pass of each workgroup kind.
@@ -1175,11 +1008,10 @@ OCT_DEV uint32_t dm_ventry(uint32_t e) {
   oct_h4_pairs(OCT_MUTANT(OCT_MUT_DECODE_MMA_VTAB_SWAP) ? bb | ba << 16 : ba | bb << 16, lo, hi);
   return lo;
 }
-// Fills the V table's R copies, before the first pass's barrier (which orders the writes before the
-// reads): each thread the entry of each word it writes (21 or 22 for R 32 in rows of 64 words and
-// 12 warps; 43 in rows of 32 and 6 warps). (Computing each entry once and broadcasting it by
-// shuffles measured big 0.411 against 0.393 ms: nvcc's tile loop came out 47 instructions longer;
-// "Twenty-third session", call 8.)
+// Fills the V table's 32 copies, before the first pass's barrier (which orders the writes before
+// the reads): each thread the entry of each word it writes (21 or 22 in rows of 64 words and 12
+// warps; 43 in rows of 32 and 6 warps). (Computing each entry once and broadcasting it by shuffles
+// makes big 0.411 ms, not 0.393: nvcc's tile loop comes out 47 instructions longer.)
 template <int FMT, int NT, int NW, int VT>
 OCT_DEV void dm_vfill(DmSmem<NT, NW, VT>& sm) {
   const int r = DmVt<FMT, NT, NW>::R, row = DmVt<FMT, NT, NW>::ROW;
@@ -1201,7 +1033,7 @@ OCT_DEV void dm_body(const OctDecodeParams& p, SM& sm) {
   // (mutant OCT_MUT_DECODE_MMA_PASS_GRID: the pass index left in the chunk's row)
   const int row0 = OCT_MUTANT(OCT_MUT_DECODE_MMA_PASS_GRID) ? oct_bid_x() * p.qgroup / wpc : oct_bid_x() / wpc * p.qgroup;
   const int split = oct_bid_y(), h = oct_bid_z();
-  if (OCT_DM_QPREF) {  // the chunk's query rows (its G heads of KV head h) asked of the L2 while the maps load:
+  {  // the chunk's query rows (its G heads of KV head h) asked of the L2 while the maps load:
     // query q = i / 4 of the chunk (row dm_qrow, head dm_qhead), 128-byte line i % 4 of its 512 bytes
     const int nrow = p.num_q - row0 < p.qgroup ? p.num_q - row0 : p.qgroup, nl = nrow * p.g * 4;
     for (int i = oct_tid(); i < nl; i += 32 * NW)
@@ -1295,41 +1127,30 @@ OCT_DEV void dm_kernel(const OctDecodeParams& p) {
 // of more than 8 queries.
 #define OCT_DM_KERNEL(name, fmt, nt, nw, nq, occ) \
   OCT_KERNEL_OCC(32 * nw, occ) void name(OctDecodeParams p) { OCT_DM_BODY(fmt, nt, nw, nq) }
-#ifndef OCT_DM_OCC1
-#define OCT_DM_OCC1 3  // workgroups per SM the NT 1 kernels are compiled for (a register budget)
-#endif
-#ifndef OCT_DM_NW1
-#define OCT_DM_NW1 4  // warps per workgroup of the NT 1 kernels on grids of more workgroups than SMs
-#endif
-// The same for the NT 1 kernel of 4-bit V with the V table (DmVt): at 32 copies in rows of 128
-// bytes (32 KB) three workgroups of 4 warps do not fit an SM's shared memory, two of 6 do (111 KB
-// each); in rows of 256 bytes (64 KB) one of 12 (213 KB): 12 warps per SM each way, and each
-// warp's loads of the table on 32 banks (docs/measurements.md, "Twenty-third session", call 3: big
-// 0.413 ms at 16 copies and 4 warps, 0.394 at 32 and 6; "Twenty-fourth session", call 2: 0.366 in
-// rows of 256 bytes at 12 warps). A workgroup per SM takes a split count of whole waves (bench:
-// AutoSplitsMMA).
-#ifndef OCT_DM_NW1V
-#define OCT_DM_NW1V (OCT_DM_VTROW == 256 ? 12 : OCT_DM_VTAB == 32 ? 6 : OCT_DM_NW1)
-#endif
-#ifndef OCT_DM_OCC1V
-#define OCT_DM_OCC1V (OCT_DM_NW1V == 12 ? 1 : OCT_DM_NW1V == 6 ? 2 : OCT_DM_OCC1)
-#endif
-static_assert(OCT_DM_NW1V != 8, "OCT_DM_NW1V: 8 warps is the 8-warp kernel's count (DmVt, OCT_DM_BIDPRE)");
-OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0, OCT_DM_OCC1V)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0, OCT_DM_OCC1)
-#ifndef OCT_DM_OCC2
-#define OCT_DM_OCC2 2  // the same for the NT 2 kernels
-#endif
-OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, 0, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, 0, OCT_DM_OCC2)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, 0, OCT_DM_OCC2)
+enum {
+  DM_NW1 = 4,   // warps per workgroup of the NT 1 kernels on grids of more workgroups than SMs
+  DM_OCC1 = 3,  // workgroups per SM the NT 1 kernels are compiled for (a register budget: 168)
+  DM_OCC2 = 2,  // the same for the NT 2 kernels
+  // The same for the NT 1 kernel of 4-bit V with the V table (DmVt): in rows of 128 bytes (32 KB)
+  // three workgroups of 4 warps do not fit an SM's shared memory, two of 6 do (111 KB each); in
+  // rows of 256 bytes (64 KB) one of 12 (213 KB): 12 warps per SM each way, and each warp's loads
+  // of the table on 32 banks (big 0.366 ms in rows of 256 bytes at 12 warps, 0.394 in rows of 128
+  // at 6). A workgroup per SM takes a split count of whole waves (bench: AutoSplitsMMA).
+  DM_NW1V = OCT_DM_VTAB ? (OCT_DM_VTROW == 256 ? 12 : 6) : DM_NW1,
+  DM_OCC1V = DM_NW1V == 12 ? 1 : DM_NW1V == 6 ? 2 : DM_OCC1,
+};
+OCT_DM_KERNEL(octave_decode_mma_k3v4_kernel, 4, 1, DM_NW1V, 0, DM_OCC1V)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_kernel, 3, 1, DM_NW1, 0, DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_kernel, 19, 1, DM_NW1, 0, DM_OCC1)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_n2_kernel, 4, 2, 4, 0, DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_n2_kernel, 3, 2, 4, 0, DM_OCC2)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_n2_kernel, 19, 2, 4, 0, DM_OCC2)
 OCT_DM_KERNEL(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 0, 1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3_w8_kernel, 3, 1, 8, 0, 1)
 OCT_DM_KERNEL(octave_decode_mma_k3v3c_w8_kernel, 19, 1, 8, 0, 1)
-OCT_DM_KERNEL(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
-OCT_DM_KERNEL(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
-OCT_DM_KERNEL(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ, OCT_DM_OCCQ)
+OCT_DM_KERNEL(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * DQ_NQ, DQ_NQ, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * DQ_NQ, DQ_NQ, 1)
+OCT_DM_KERNEL(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * DQ_NQ, DQ_NQ, 1)
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (cheap; the status is checked), then it is launched with that many bytes.
@@ -1357,21 +1178,21 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   OctDecodeParams p = p0;
   const int nq = p.g * p.qgroup;
   const bool quad = nq > 8 && OCT_DM_QUAD;
-  const int nt = quad ? DQ_NT : nq <= 8 || !OCT_DM_NT2 ? 1 : 2;
+  const int nt = quad ? DQ_NT : nq <= 8 ? 1 : 2;
   p.wpc = (nq + 8 * nt - 1) / (8 * nt);
   const int64_t chunks = ((int64_t)p.num_q + p.qgroup - 1) / p.qgroup * p.wpc;
   if (quad) {
     switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * OCT_DM_NQ, OCT_DM_NQ);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_quad_kernel, 4, DQ_NT, 4 * DQ_NQ, DQ_NQ);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_quad_kernel, 3, DQ_NT, 4 * DQ_NQ, DQ_NQ);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_quad_kernel, 19, DQ_NT, 4 * DQ_NQ, DQ_NQ);
     }
   }
   // 8 warps when every workgroup that has tokens gets an SM of its own (splits past the last
   // token are empty and end at once).
   const int64_t used = (p.kv_max + p.split_len - 1) / p.split_len;
   const int64_t busy = chunks * (used < p.num_splits ? used : p.num_splits) * p.hkv;
-  const bool w8 = nt == 1 && (OCT_DM_W8 > 0 || (OCT_DM_W8 < 0 && busy <= p.sms && (p.fmt != 4 || p.split_len <= OCT_DM_W8TOK)));
+  const bool w8 = nt == 1 && (OCT_DM_W8 || (busy <= p.sms && (p.fmt != 4 || p.split_len <= DM_W8TOK)));
   if (w8) {
     switch (p.fmt) {
       case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_w8_kernel, 4, 1, 8, 0);
@@ -1381,9 +1202,9 @@ hipError_t oct_launch_decode_mma(const OctDecodeParams& p0) {
   }
   if (nt == 1) {
     switch (p.fmt) {
-      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, OCT_DM_NW1V, 0);
-      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, OCT_DM_NW1, 0);
-      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, OCT_DM_NW1, 0);
+      case 4: OCT_DM_LAUNCH(octave_decode_mma_k3v4_kernel, 4, 1, DM_NW1V, 0);
+      case 3: OCT_DM_LAUNCH(octave_decode_mma_k3v3_kernel, 3, 1, DM_NW1, 0);
+      default: OCT_DM_LAUNCH(octave_decode_mma_k3v3c_kernel, 19, 1, DM_NW1, 0);
     }
   }
   switch (p.fmt) {
