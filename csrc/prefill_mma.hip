@@ -143,8 +143,8 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
       const int tk = 16 * hf + r / (PM_THREADS / 32);
       sm.u.pre.ok[buf][tk] = ts + tk < te && src;
     }
-    // The half's F::SLOT 16-byte units, a fixed count of predicated copies per thread (a loop over
-    // a thread-dependent count was compiled as a general loop).
+    // The half's F::SLOT 16-byte units, a fixed count of predicated copies per thread (nvcc compiles
+    // a loop over a thread-dependent count as a general loop).
     if (src)
       OCT_UNROLL for (int i = 0; i < (F::SLOT + PM_THREADS / 2 - 1) / (PM_THREADS / 2); i++) {
         const int u = r + i * (PM_THREADS / 2);
@@ -187,8 +187,7 @@ OCT_DEV int pm_voff(int dim, int cp) {
 // the chunk index XOR bits 2..4 of the row. With rows of 288 bytes (72 words: 8 mod 32) the
 // decode's stores — 16 threads, rows 2tp (or 2tp + 1), one chunk — and the scores' B loads — rows
 // 8n + g, g = 0..3, chunks 4ks .. 4ks + 3 — each reach 16 distinct bank pairs (without the XOR
-// the stores were 8 rows on each of two bank pairs: 16 wavefronts each, Nsight Compute, eleventh
-// session).
+// the stores are 8 rows on each of two bank pairs: 16 wavefronts each).
 OCT_DEV int pm_kchunk(int r, int c) { return 8 * (c ^ ((r >> 2) & 7)); }
 
 // Decodes raw buffer buf (32 tokens) into d: the K bytes, V pairs and scales. A decoded tile's
@@ -345,8 +344,7 @@ OCT_DEV void pm_rescale(OctMmaF32 (&o)[32], const float (&alpha)[2]) {
 // o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
 // The B operands are four 32-bit loads per 8-dim column tile. (One ldmatrix.x4 per tile loads the
 // same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
-// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
-// docs/measurements.md, tenth session.)
+// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf.)
 OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
                    int lane) {
   pm_rescale(o, alpha);
@@ -397,8 +395,8 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
   // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: column 2t's scale for column 2t + 1)
   // Lane (g, t)'s B operand of column tile n, k-step ks: row 8n + g, chunk 4ks + t, at
   // pm_kchunk: with g < 8 and n < 4 that is chunk 4(ks ^ (n >> 1)) + (t ^ (g >> 2) ^ 2(n & 1)), so
-  // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load cost 7 %
-  // more executed instructions, Nsight Compute, eleventh session).
+  // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load costs 7 %
+  // more executed instructions).
   static_assert(PM_TOK == 32, "pm_kchunk's closed form below assumes rows 0..31");
   const uint8_t* kbase[2] = {d.k[g] + 8 * (t ^ (g >> 2)), d.k[g] + 8 * (t ^ (g >> 2) ^ 2)};
   float sc[4][4];
@@ -536,8 +534,8 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     // landed, and every warp is done with tile jt − 1; then the copies of tile jt + 2 go into the
     // raw buffer tile jt was decoded from, tile jt is multiplied, and tile jt + 1 is decoded into
     // the buffer tile jt − 1 was multiplied from — the tensor-core work and the decoding of the
-    // workgroup's warps overlap between barriers (decoding first measured slower: 10.13 against
-    // 9.59 ms on q2ks100k-pf, docs/measurements.md, eleventh session).
+    // workgroup's warps overlap between barriers (decoding first is slower: 10.13 against 9.59 ms
+    // on q2ks100k-pf).
     for (int64_t jt = t0; jt < t1; jt++) {
       const int buf = (int)((jt - t0) & 1);
       oct_async_wait<0>();  // tile jt + 1's copies (this thread's)
@@ -571,7 +569,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       }
     }
     // The chunk goes with split 0, the first launched, so that the tail of the grid is prefix work
-    // (measured against the last split: 7.35 against 7.40 ms on q2ks100k-pf, eleventh session).
+    // (7.35 ms on q2ks100k-pf, against 7.40 with the last split).
     const int64_t ntc = z == 0 ? (umax + PM_TOK) / PM_TOK : 0;
     for (int64_t jt = 0; jt < ntc; jt++) {
       const int64_t us = PM_TOK * jt;
