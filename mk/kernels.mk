@@ -185,8 +185,8 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 
 # ---- Emulator variants of the mma decode: its build switches, each built and tested here ----
 # emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
-# (decode_mma.hip, capi_core.cpp, which names the decode's profile) rebuilt with FLAGS and linked
-# with the rest of the emulator build. `make emu-test` runs the -short decode tests on the mma-model
+# (KVAR_OBJ: the mma decode's, and capi_core.cpp, which names the decode's profile) rebuilt with
+# FLAGS and linked with the rest of the emulator build. `make emu-test` runs the -short decode tests on the mma-model
 # tier of each, so that every switch of csrc/decode_mma.hip stays correct in both positions:
 #   OCT_DM_INT8K=0  fp16 K (profile wmma-f16q, the WMMA tier's arithmetic), not int8 K (int8rowq);
 #   OCT_DM_W8=1     the 8-warp kernel for every pass of 8 queries, which the default build takes
@@ -197,13 +197,14 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 #   OCT_DM_VTAB=0   k3v4's one-N-tile kernel at 4 warps reading 4-bit V by the permute lookup, not
 #                   through the V table (the build the table is measured against);
 #   OCT_DM_VTROW=128  the V table in rows of 128 bytes (6 warps, two workgroups per SM), not 256.
+KVAR_OBJ := $(addsuffix .o,$(notdir $(wildcard csrc/decode_mma*.hip)) capi_core.cpp)
 define emu_variant
 $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 	@mkdir -p $$(@D)
 	@echo "emu-$(1): $$< ($(2))" >&2
 	$(Q)$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
-$(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
-	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+$(KBUILD)/variants/liboctave_emu_$(1).so: $(addprefix $(KBUILD)/variants/$(1)/,$(KVAR_OBJ)) $(KEMU_OBJ)
+	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(addprefix $(KBUILD)/emu/,$(KVAR_OBJ)) $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
 	@echo "emu-$(1): built $$@"
 endef
 # f16k: fp16 K with the 8-warp kernel for every pass of 8 and the per-warp passes of 16 (the fp16-K
