@@ -150,6 +150,7 @@ hipError_t oct_launch_reduce(const OctReduceParams& p);
 hipError_t oct_launch_prefill(const OctPrefillParams& p);
 hipError_t oct_launch_prefill_wmma(const OctPrefillParams& p);  // the WMMA tier (prefill_wmma.hip)
 hipError_t oct_launch_prefill_mma(const OctPrefillParams& p);   // the mma tier (prefill_mma.hip)
+hipError_t oct_launch_prefill_mma_merge(const OctPrefillParams& p);  // its split merge (prefill_mma_merge.hip)
 hipError_t oct_launch_query_maps(const OctQueryMapsParams& p);
 
 // After OCT_LAUNCH: the launch status (hipGetLastError, cudaGetLastError, or the emulator's).
