@@ -48,7 +48,7 @@ inline bool oct_wmma_on(const octave_ctx* ctx) {
 #else
 #define OCT_WMMA_TIER_NAME "wmma-model"
 #endif
-// The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma.hip): the instructions on CUDA
+// The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma*.hip): the instructions on CUDA
 // builds, their model on the emulator (listed as "mma-model"); none on AMD.
 inline bool oct_mma_on() {
 #if defined(OCT_AMD)

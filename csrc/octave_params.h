@@ -133,7 +133,7 @@ hipError_t oct_launch_store(const OctStoreParams& p);
 hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
-// The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 1 (default) computes
+// The mma decode's numeric profile (csrc/decode_mma.h): OCT_DM_INT8K 1 (default) computes
 // int8rowq (the query in int8 with one scale per row, the K codebook bytes straight into
 // m16n8k32.s8, P' with the factor 64); 0 computes wmma-f16q (fp16 query and K codebook values,
 // m16n8k16), the WMMA tier's decode profile. The int8-K decode has no fp16 spreading of K: big

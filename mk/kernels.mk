@@ -186,8 +186,9 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 # ---- Emulator variants of the mma decode: its build switches, each built and tested here ----
 # emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
 # (KVAR_OBJ: the mma decode's, and capi_core.cpp, which names the decode's profile) rebuilt with
-# FLAGS and linked with the rest of the emulator build. `make emu-test` runs the -short decode tests on the mma-model
-# tier of each, so that every switch of csrc/decode_mma.hip stays correct in both positions:
+# FLAGS and linked with the rest of the emulator build. `make emu-test` runs the -short decode
+# tests on the mma-model tier of each, so that every switch of the mma decode
+# (csrc/decode_mma*.hip; OCT_DM_INT8K in csrc/octave_params.h) stays correct in both positions:
 #   OCT_DM_INT8K=0  fp16 K (profile wmma-f16q, the WMMA tier's arithmetic), not int8 K (int8rowq);
 #   OCT_DM_W8=1     the 8-warp kernel for every pass of 8 queries, which the default build takes
 #                   only for grids of at most one workgroup per SM (on the emulator's one "SM":
