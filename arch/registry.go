@@ -315,7 +315,7 @@ var registry = []Arch{
 			{PieceDot4, []string{"IDP.4A"}},
 			{PieceCodebook, []string{"PRMT"}},
 		},
-		// The mma tier: decode (csrc/decode_mma.hip, profile int8rowq on mma.sync's s8 form
+		// The mma tier: decode (csrc/decode_mma*.hip, profile int8rowq on mma.sync's s8 form
 		// for the scores; a build with OCT_DM_INT8K=0 computes wmma-f16q and says so) and prefill
 		// (csrc/prefill_mma.hip, the WMMA tier's profile pair on mma.sync's s8 and f16 forms).
 		Tiers: []Tier{portable(), {ID: TierMMA, Name: MMA, Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",

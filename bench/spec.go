@@ -253,7 +253,7 @@ func splitsFor(wg, perCU, tok, kvMax, computeUnits int) int {
 }
 
 // MMAPassQueries is the number of queries one workgroup of the mma decode takes in a pass when a
-// row chunk has more than 8 (csrc/decode_mma.hip: the quad kernel's three N tiles); a chunk's
+// row chunk has more than 8 (csrc/decode_mma_quad.hip: the quad kernel's three N tiles); a chunk's
 // passes run on workgroups side by side.
 const MMAPassQueries = 24
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,19 @@ int check_align(const char* op, const char* name, const void* p, uint64_t align,
 // Activation strides are in elements, so every row of an aligned base stays aligned.
 int check_act(const char* op, const char* name, const void* p) {
   return check_align(op, name, p, 2, "fp16/bf16 elements");
+}
+// An op's activations (fp16/bf16 tensors with token and head strides): every one's strides first,
+// then every one's alignment, so that a call with several faults reports the same one whatever
+// the op.
+struct Act {
+  const char* name;
+  const void* p;
+  int64_t st, sh;  // strides: token, head (elements)
+};
+int check_acts(const char* op, std::initializer_list<Act> acts) {
+  for (const Act& x : acts) OCT_TRY(check_act_strides(op, x.name, x.st, x.sh));
+  for (const Act& x : acts) OCT_TRY(check_act(op, x.name, x.p));
+  return OCTAVE_OK;
 }
 int check_i32(const char* op, const char* name, const void* p) { return check_align(op, name, p, 4, "int32 entries"); }
 int check_i64(const char* op, const char* name, const void* p) { return check_align(op, name, p, 8, "int64 entries"); }
@@ -219,10 +233,8 @@ int32_t octave_cache_store(octave_ctx* ctx, const octave_store_args* in) {
   OCT_TRY(check_count(op, "num_kv_heads", a.num_kv_heads, 1, INT32_MAX));
   OCT_TRY(check_count(op, "num_blocks", a.num_blocks, 1, INT32_MAX));
   OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
-  OCT_TRY(check_act_strides(op, "key", a.key_stride_token, a.key_stride_head));
-  OCT_TRY(check_act_strides(op, "value", a.value_stride_token, a.value_stride_head));
-  OCT_TRY(check_act(op, "key", a.key));
-  OCT_TRY(check_act(op, "value", a.value));
+  OCT_TRY(check_acts(op, {{"key", a.key, a.key_stride_token, a.key_stride_head},
+                          {"value", a.value, a.value_stride_token, a.value_stride_head}}));
   OCT_TRY(check_i64(op, "slot_mapping", a.slot_mapping));
   OCT_TRY(check_i64(op, "slot_mapping_host", a.slot_mapping_host));
   OCT_TRY(check_cache(op, a.fmt, a.cache, a.cache_stride_block, a.cache_stride_head, a.cache_stride_token));
@@ -261,8 +273,7 @@ int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* in) {
   OCT_TRY(check_head(op, a.head_size));
   OCT_TRY(check_count(op, "num_tokens", a.num_tokens, 0, INT32_MAX));
   OCT_TRY(check_count(op, "num_heads", a.num_heads, 1, INT32_MAX));
-  OCT_TRY(check_act_strides(op, "x", a.stride_token, a.stride_head));
-  OCT_TRY(check_act(op, "x", a.x));
+  OCT_TRY(check_acts(op, {{"x", a.x, a.stride_token, a.stride_head}}));
   if (a.num_tokens == 0) return OCTAVE_OK;
   OCT_TRY(check_ptr(op, "x", a.x, true));
   const int64_t waves = (int64_t)a.num_tokens * a.num_heads;
@@ -345,10 +356,8 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   OCT_TRY(check_count(op, "num_blocks", a.num_blocks, 1, INT32_MAX));
   OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
   OCT_TRY(check_count(op, "max_blocks", a.max_blocks, 0, INT32_MAX));
-  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
-  OCT_TRY(check_act_strides(op, "query", a.query_stride_token, a.query_stride_head));
-  OCT_TRY(check_act(op, "out", a.out));
-  OCT_TRY(check_act(op, "query", a.query));
+  OCT_TRY(check_acts(op, {{"out", a.out, a.out_stride_token, a.out_stride_head},
+                          {"query", a.query, a.query_stride_token, a.query_stride_head}}));
   OCT_TRY(check_i32(op, "block_table", a.block_table));
   OCT_TRY(check_i32(op, "q_to_req", a.q_to_req));
   OCT_TRY(check_i32(op, "q_to_klen", a.q_to_klen));
@@ -404,8 +413,7 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* in) {
   OCT_TRY(check_count(op, "num_q", a.num_q, 0, INT32_MAX));
   OCT_TRY(check_count(op, "num_q_heads", a.num_q_heads, 1, INT32_MAX));
   OCT_TRY(check_splits(op, a.num_splits));
-  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
-  OCT_TRY(check_act(op, "out", a.out));
+  OCT_TRY(check_acts(op, {{"out", a.out, a.out_stride_token, a.out_stride_head}}));
   int32_t pstride = a.partial_stride;
   OCT_TRY(check_partials(op, a.partials, a.partials_bytes, a.num_q, a.num_q_heads, a.num_splits, pstride));
   if (a.num_q == 0) return OCTAVE_OK;
@@ -474,14 +482,10 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_count(op, "block_size", a.block_size, 1, INT32_MAX));
   OCT_TRY(check_count(op, "max_blocks", a.max_blocks, 0, INT32_MAX));
   OCT_TRY(check_count(op, "max_query_len", a.max_query_len, 0, INT32_MAX));
-  OCT_TRY(check_act_strides(op, "out", a.out_stride_token, a.out_stride_head));
-  OCT_TRY(check_act_strides(op, "q", a.q_stride_token, a.q_stride_head));
-  OCT_TRY(check_act_strides(op, "k", a.k_stride_token, a.k_stride_head));
-  OCT_TRY(check_act_strides(op, "v", a.v_stride_token, a.v_stride_head));
-  OCT_TRY(check_act(op, "out", a.out));
-  OCT_TRY(check_act(op, "q", a.q));
-  OCT_TRY(check_act(op, "k", a.k));
-  OCT_TRY(check_act(op, "v", a.v));
+  OCT_TRY(check_acts(op, {{"out", a.out, a.out_stride_token, a.out_stride_head},
+                          {"q", a.q, a.q_stride_token, a.q_stride_head},
+                          {"k", a.k, a.k_stride_token, a.k_stride_head},
+                          {"v", a.v, a.v_stride_token, a.v_stride_head}}));
   OCT_TRY(check_i32(op, "block_table", a.block_table));
   OCT_TRY(check_i32(op, "cu_seqlens_q", a.cu_seqlens_q));
   OCT_TRY(check_i32(op, "seq_lens", a.seq_lens));

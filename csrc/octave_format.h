@@ -56,29 +56,24 @@ OCT_DEV uint32_t oct_lut4(uint32_t codes) {  // 4 codes (bytes 0..15) -> 4 int8 
 //
 // 4-bit word x (stream dims 8j..8j+7; nibble k of x is dim [0,4,1,5,2,6,3,7][k]): w0 = codebook
 // bytes of dims [0,4,1,5], w1 = of dims [2,6,3,7] (+8j). t0..t3: the 16-entry table as 4 words.
-// The half is chosen by a byte permute (m: byte i of the low or the high half), or (OCT_CB4_MASK;
-// NVIDIA, where oct_nibmask is one PRMT, and the emulator, which computes the same mask) by a
-// bitwise select under the mask of the codes' bit 3: 11 instructions per 8 codes, not 12 (in the
-// SASS the permute's selector m takes two LOP3, one immediate each, and the mask's x << 4 often
-// becomes an IMAD.SHL on the FMA pipe). AMD
-// keeps the permute (v_perm_b32 replicates signs by other selectors).
-#ifndef OCT_CB4_MASK
-#define OCT_CB4_MASK 1
-#endif
+// The half is chosen on NVIDIA (where oct_nibmask is one PRMT) and on the emulator (which computes
+// the same mask) by a bitwise select under the mask of the codes' bit 3: 11 instructions per 8
+// codes, not the 12 of a byte permute (in the SASS the permute's selector takes two LOP3, one
+// immediate each, and the mask's x << 4 often becomes an IMAD.SHL on the FMA pipe). AMD chooses it
+// by a byte permute (m: byte i of the low or the high half; v_perm_b32 replicates signs by other
+// selectors).
 OCT_DEV void oct_cb4n(uint32_t x, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3, uint32_t& w0,
                       uint32_t& w1) {
   const uint32_t s = x & 0x77777777u;  // entry within a half table
 #if !defined(OCT_AMD)
-  if (OCT_CB4_MASK) {
-    const uint32_t m0 = oct_nibmask(x, 0), m1 = oct_nibmask(x, 1);
-    w0 = (oct_perm8n(t0, t1, s) & ~m0) | (oct_perm8n(t2, t3, s) & m0);
-    w1 = (oct_perm8n(t0, t1, s >> 16) & ~m1) | (oct_perm8n(t2, t3, s >> 16) & m1);
-    return;
-  }
-#endif
+  const uint32_t m0 = oct_nibmask(x, 0), m1 = oct_nibmask(x, 1);
+  w0 = (oct_perm8n(t0, t1, s) & ~m0) | (oct_perm8n(t2, t3, s) & m0);
+  w1 = (oct_perm8n(t0, t1, s >> 16) & ~m1) | (oct_perm8n(t2, t3, s >> 16) & m1);
+#else
   const uint32_t m = ((x >> 1) & 0x44444444u) | 0x32103210u;  // byte i of the low or the high half
   w0 = oct_perm8n(oct_perm8n(t0, t1, s), oct_perm8n(t2, t3, s), m);
   w1 = oct_perm8n(oct_perm8n(t0, t1, s >> 16), oct_perm8n(t2, t3, s >> 16), m >> 16);
+#endif
 }
 // 3-bit codes of a 16-dim group as a selector word: wl = its 2-bit plane word, wh = the 1-bit plane
 // word shifted so that bit 8b + i holds dim 4i + b of the group (b, i in 0..3; docs/format.md §5).

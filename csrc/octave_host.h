@@ -1,13 +1,13 @@
 // Host-side internals of the C ABI: the context, error reporting, runtime-call checking.
 #pragma once
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <mutex>
 #include <unordered_map>
 
+#include "capi_call.h"
 #include "octave_capi.h"
 #include "octave_params.h"
 
@@ -48,7 +48,7 @@ inline bool oct_wmma_on(const octave_ctx* ctx) {
 #else
 #define OCT_WMMA_TIER_NAME "wmma-model"
 #endif
-// The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma.hip): the instructions on CUDA
+// The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma*.hip): the instructions on CUDA
 // builds, their model on the emulator (listed as "mma-model"); none on AMD.
 inline bool oct_mma_on() {
 #if defined(OCT_AMD)
@@ -62,10 +62,6 @@ inline bool oct_mma_on() {
 #else
 #define OCT_MMA_TIER_NAME "mma-model"
 #endif
-
-// Sets the calling thread's message (octave_last_error) and returns status. Only failing calls
-// set it; nothing clears it (errno-like, octave_capi.h).
-int oct_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Checks a runtime call; on failure sets a message naming the op and the call.
 #define OCT_RT(op, call)                                                                     \
@@ -87,10 +83,3 @@ int oct_fail(int status, const char* fmt, ...) __attribute__((format(printf, 2, 
 
 // Enters an API call on ctx: checks ctx, selects its device.
 int oct_enter(octave_ctx* ctx, const char* op);
-
-// Copies an args struct of the caller's struct_size into out (see octave_capi.h conventions).
-int oct_copy_args(const void* a, size_t ours, void* out, const char* op);
-template <class T>
-int oct_args(const T* a, T& out, const char* op) {
-  return oct_copy_args(a, sizeof(T), &out, op);
-}

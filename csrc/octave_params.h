@@ -10,8 +10,8 @@
 enum { OCT_THREADS = 128, OCT_WAVES = 4 };  // every kernel: 4 logical waves per workgroup
 
 // The mma prefill's warps per workgroup (prefill_mma.hip), each holding 16 (row, query head) pairs:
-// the host's grid check uses the same count. 8 warps share each decoded tile (measured against 4 on
-// the H200: 10.80 against 11.21 ms on q2ks100k-pf, docs/measurements.md, tenth session).
+// the host's grid check uses the same count. 8 warps share each decoded tile (on the H200
+// q2ks100k-pf takes 10.80 ms with 8, 11.21 with 4).
 // With prefix splits (octave_prefill's num_splits) each split writes one partial of
 // OCT_PM_PSTRIDE floats per (row, query head): o[256] unnormalized, m in log2 units, l.
 // The wgmma self-test's per-problem B words (mma_selftest.hip): a header, then the shared image.
@@ -133,12 +133,12 @@ hipError_t oct_launch_store(const OctStoreParams& p);
 hipError_t oct_launch_rotate(const OctRotateParams& p);
 hipError_t oct_launch_decode(const OctDecodeParams& p);
 hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry
-// The mma decode's numeric profile (csrc/decode_mma.hip): OCT_DM_INT8K 1 (default) computes
+// The mma decode's numeric profile (csrc/decode_mma.h): OCT_DM_INT8K 1 (default) computes
 // int8rowq (the query in int8 with one scale per row, the K codebook bytes straight into
 // m16n8k32.s8, P' with the factor 64); 0 computes wmma-f16q (fp16 query and K codebook values,
 // m16n8k16), the WMMA tier's decode profile. The int8-K decode has no fp16 spreading of K: big
-// 0.4819 -> 0.4587 ms at 66 splits, q1s100k and q4s100k equal (docs/measurements.md, "Twenty-second
-// session", call 1). The tier declares what it computes; `make emu-test` also runs the fp16 build.
+// 0.4587 ms against 0.4819 at 66 splits, q1s100k and q4s100k equal. The tier declares what it
+// computes; `make emu-test` also runs the fp16 build (the emulator variants f16k and f16kq).
 #ifndef OCT_DM_INT8K
 #define OCT_DM_INT8K 1
 #endif
@@ -150,6 +150,7 @@ hipError_t oct_launch_reduce(const OctReduceParams& p);
 hipError_t oct_launch_prefill(const OctPrefillParams& p);
 hipError_t oct_launch_prefill_wmma(const OctPrefillParams& p);  // the WMMA tier (prefill_wmma.hip)
 hipError_t oct_launch_prefill_mma(const OctPrefillParams& p);   // the mma tier (prefill_mma.hip)
+hipError_t oct_launch_prefill_mma_merge(const OctPrefillParams& p);  // its split merge (prefill_mma_merge.hip)
 hipError_t oct_launch_query_maps(const OctQueryMapsParams& p);
 
 // After OCT_LAUNCH: the launch status (hipGetLastError, cudaGetLastError, or the emulator's).

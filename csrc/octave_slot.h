@@ -1,5 +1,5 @@
 // The slot layouts as compile-time constants, and the permuted codebook decoding that the decode
-// kernels share (the portable tier, csrc/decode.hip, and the mma tier, csrc/decode_mma.hip): where
+// kernels share (the portable tier, csrc/decode.hip, and the mma tier, csrc/decode_mma.h): where
 // each K dim lands in a decoded word (dec_qpos) and which dims a lane's V bytes hold (dec_vbytes,
 // dec_runs). docs/format.md §5 has the byte layout; oct_layout (octave_format.h) the same numbers
 // at run time.

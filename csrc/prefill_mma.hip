@@ -143,8 +143,8 @@ OCT_DEV void pm_issue(const OctPrefillParams& p, PmSmem& sm, int buf, const int3
       const int tk = 16 * hf + r / (PM_THREADS / 32);
       sm.u.pre.ok[buf][tk] = ts + tk < te && src;
     }
-    // The half's F::SLOT 16-byte units, a fixed count of predicated copies per thread (a loop over
-    // a thread-dependent count was compiled as a general loop).
+    // The half's F::SLOT 16-byte units, a fixed count of predicated copies per thread (nvcc compiles
+    // a loop over a thread-dependent count as a general loop).
     if (src)
       OCT_UNROLL for (int i = 0; i < (F::SLOT + PM_THREADS / 2 - 1) / (PM_THREADS / 2); i++) {
         const int u = r + i * (PM_THREADS / 2);
@@ -187,8 +187,7 @@ OCT_DEV int pm_voff(int dim, int cp) {
 // the chunk index XOR bits 2..4 of the row. With rows of 288 bytes (72 words: 8 mod 32) the
 // decode's stores — 16 threads, rows 2tp (or 2tp + 1), one chunk — and the scores' B loads — rows
 // 8n + g, g = 0..3, chunks 4ks .. 4ks + 3 — each reach 16 distinct bank pairs (without the XOR
-// the stores were 8 rows on each of two bank pairs: 16 wavefronts each, Nsight Compute, eleventh
-// session).
+// the stores are 8 rows on each of two bank pairs: 16 wavefronts each).
 OCT_DEV int pm_kchunk(int r, int c) { return 8 * (c ^ ((r >> 2) & 7)); }
 
 // Decodes raw buffer buf (32 tokens) into d: the K bytes, V pairs and scales. A decoded tile's
@@ -345,8 +344,7 @@ OCT_DEV void pm_rescale(OctMmaF32 (&o)[32], const float (&alpha)[2]) {
 // o rescaled by alpha (rows g, g + 8), then o += P·V over the tile's 32 tokens (V^T [dim][token pair]).
 // The B operands are four 32-bit loads per 8-dim column tile. (One ldmatrix.x4 per tile loads the
 // same registers — matrix j the dims' token pairs 4j..4j + 3 — with 96 instructions fewer per
-// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf,
-// docs/measurements.md, tenth session.)
+// tile, but nvcc then spills at the 255-register cap: 11.46 against 10.80 ms on q2ks100k-pf.)
 OCT_DEV void pm_pv(OctMmaF32 (&o)[32], const OctMmaA16 (&pa)[2], const float (&alpha)[2], const uint32_t (*v)[PM_VROW],
                    int lane) {
   pm_rescale(o, alpha);
@@ -397,8 +395,8 @@ OCT_DEV void pm_tile_prefix(const PmSmem& sm, const PmDec& d, const float (&qc)[
   // (mutant OCT_MUT_PREFILL_MMA_KSCALE_TOKEN: column 2t's scale for column 2t + 1)
   // Lane (g, t)'s B operand of column tile n, k-step ks: row 8n + g, chunk 4ks + t, at
   // pm_kchunk: with g < 8 and n < 4 that is chunk 4(ks ^ (n >> 1)) + (t ^ (g >> 2) ^ 2(n & 1)), so
-  // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load cost 7 %
-  // more executed instructions, Nsight Compute, eleventh session).
+  // two per-lane bases (n even, odd) and an immediate offset per load (the XOR per load costs 7 %
+  // more executed instructions).
   static_assert(PM_TOK == 32, "pm_kchunk's closed form below assumes rows 0..31");
   const uint8_t* kbase[2] = {d.k[g] + 8 * (t ^ (g >> 2)), d.k[g] + 8 * (t ^ (g >> 2) ^ 2)};
   float sc[4][4];
@@ -536,8 +534,8 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
     // landed, and every warp is done with tile jt − 1; then the copies of tile jt + 2 go into the
     // raw buffer tile jt was decoded from, tile jt is multiplied, and tile jt + 1 is decoded into
     // the buffer tile jt − 1 was multiplied from — the tensor-core work and the decoding of the
-    // workgroup's warps overlap between barriers (decoding first measured slower: 10.13 against
-    // 9.59 ms on q2ks100k-pf, docs/measurements.md, eleventh session).
+    // workgroup's warps overlap between barriers (decoding first is slower: 10.13 against 9.59 ms
+    // on q2ks100k-pf).
     for (int64_t jt = t0; jt < t1; jt++) {
       const int buf = (int)((jt - t0) & 1);
       oct_async_wait<0>();  // tile jt + 1's copies (this thread's)
@@ -571,7 +569,7 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
       }
     }
     // The chunk goes with split 0, the first launched, so that the tail of the grid is prefix work
-    // (measured against the last split: 7.35 against 7.40 ms on q2ks100k-pf, eleventh session).
+    // (7.35 ms on q2ks100k-pf, against 7.40 with the last split).
     const int64_t ntc = z == 0 ? (umax + PM_TOK) / PM_TOK : 0;
     for (int64_t jt = 0; jt < ntc; jt++) {
       const int64_t us = PM_TOK * jt;
@@ -636,34 +634,6 @@ OCT_DEV void pm_body(const OctPrefillParams& p, PmSmem& sm) {
   }
 }
 
-// The split merge: thread 64·i + d of a workgroup, dims 4d..4d + 3 of pair 4·bid + i (pair = row ·
-// Hq + query head); rows of no sequence are not written. M = max m_s, w_s = 2^(m_s − M) (0 for an
-// empty split), L = Σ w_s l_s, O = Σ w_s o_s in split order (fused multiply-adds), out = O / L, or 0
-// when L = 0: the decode's reduce without the inverse rotation (prefill's out stays rotated).
-OCT_DEV void pm_merge(const OctPrefillParams& p) {
-  const int tid = oct_tid(), d = tid & 63;
-  const int64_t pair = (int64_t)oct_bid_x() * 4 + (tid >> 6), row = pair / p.hq, hq = pair % p.hq;
-  if (row >= p.rows || oct_row_seq(p.cu_seqlens, p.num_seqs, row) < 0) return;
-  const float* part = p.ws + pair * p.splits * OCT_PM_PSTRIDE;
-  const float ninf = -oct_inf();
-  float mx = ninf;
-  for (int s = 0; s < p.splits; s++) mx = oct_fmax(mx, part[s * OCT_PM_PSTRIDE + 256]);
-  float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int s = 0; s < p.splits; s++) {
-    const float* ps = part + s * OCT_PM_PSTRIDE;
-    const float ms = ps[256];
-    if (ms == ninf) continue;
-    // (mutant OCT_MUT_PREFILL_MMA_MERGE_WEIGHT: every split weighted 1)
-    const float ws = OCT_MUTANT(OCT_MUT_PREFILL_MMA_MERGE_WEIGHT) ? 1.0f : oct_exp2_ftz(ms - mx);
-    l = oct_fma(ws, ps[257], l);
-    const OctU4 x = *(const OctU4*)(ps + 4 * d);
-    o[0] = oct_fma(ws, oct_u2f(x.x), o[0]), o[1] = oct_fma(ws, oct_u2f(x.y), o[1]);
-    o[2] = oct_fma(ws, oct_u2f(x.z), o[2]), o[3] = oct_fma(ws, oct_u2f(x.w), o[3]);
-  }
-  uint16_t* dst = p.out + row * p.o_st + hq * p.o_sh + 4 * d;
-  OCT_UNROLL for (int e = 0; e < 4; e++) dst[e] = oct_f2h(l == 0.0f ? 0.0f : oct_div_rn(o[e], l), p.dtype);
-}
-
 #if defined(OCT_NV)
 extern __shared__ OctU4 pm_dyn[];  // (16-byte aligned)
 #endif
@@ -677,10 +647,8 @@ OCT_DEV void pm_kernel(const OctPrefillParams& p) {
 #endif
 }
 #define OCT_PM_BODY(fmt) pm_kernel<fmt>(p);
-#define OCT_PM_MERGE_BODY pm_merge(p);
 #else
 #define OCT_PM_BODY(fmt) (void)p;
-#define OCT_PM_MERGE_BODY (void)p;
 #endif
 
 // One kernel per format (the layout is a compile-time constant), one workgroup of 8 warps per SM
@@ -690,7 +658,6 @@ OCT_DEV void pm_kernel(const OctPrefillParams& p) {
 OCT_PM_KERNEL(octave_prefill_mma_k3v4_kernel, 4)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3_kernel, 3)
 OCT_PM_KERNEL(octave_prefill_mma_k3v3c_kernel, 19)
-OCT_KERNEL(256) void octave_prefill_mma_merge_kernel(OctPrefillParams p) { OCT_PM_MERGE_BODY }
 
 // CUDA: the shared memory is dynamic (more than 48 KB): the kernel's limit is raised before each
 // launch (the status is checked).
@@ -716,8 +683,5 @@ hipError_t oct_launch_prefill_mma(const OctPrefillParams& p) {
     default: e = OCT_PM_LAUNCH(octave_prefill_mma_k3v3c_kernel); break;
   }
   if (e != hipSuccess || p.splits <= 1) return e;
-  // The merge, 4 pairs per workgroup (fewer than 2^31 workgroups: the workspace of 2 or more
-  // splits was allocated, so rows · Hq · 2080 bytes fit the device).
-  OCT_LAUNCH(octave_prefill_mma_merge_kernel, ((int64_t)p.rows * p.hq + 3) / 4, 1, 1, 256, p);
-  return oct_launch_status();
+  return oct_launch_prefill_mma_merge(p);
 }

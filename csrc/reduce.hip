@@ -3,22 +3,16 @@
 // trips deep whatever the split count up to RW·RB: every thread reads the m of its splits into
 // shared memory (their max is M), then wave w loads the rows of its segment of the splits at once
 // and merges them in split order; wave 0 adds the segments in wave order. A fixed tree, so the
-// result is deterministic. A split with m = -inf is skipped and its o never read. (4 waves with
-// the m and the rows read one after the other took 9.6 µs of q1s100k's 130 splits on the H200,
-// most of it waiting on memory: 11 round trips; one wave walking them all took 31 µs.)
+// result is deterministic. A split with m = -inf is skipped and its o never read. (4 waves reading
+// the m and then the rows one after the other take 9.6 µs of q1s100k's 130 splits on the H200,
+// most of it waiting on memory: 11 round trips; one wave walking them all takes 31 µs.)
 #include "octave_lane.h"
 #include "octave_params.h"
 #include "octave_mutant.h"
 
 // Waves per workgroup (RW) and splits a wave loads at once (RB): 16 × 9 = 144 splits in one round
-// trip, at 128 registers a thread (-D to measure others). Each thread reads ⌈1024 / (32·RW)⌉ m.
-#ifndef OCT_RD_WAVES
-#define OCT_RD_WAVES 16
-#endif
-#ifndef OCT_RD_RB
-#define OCT_RD_RB 9
-#endif
-enum { RD_WAVES = OCT_RD_WAVES, RD_RB = OCT_RD_RB, RD_MLOADS = (1024 + 32 * RD_WAVES - 1) / (32 * RD_WAVES) };
+// trip, at 128 registers a thread. Each thread reads ⌈1024 / (32·RW)⌉ m.
+enum { RD_WAVES = 16, RD_RB = 9, RD_MLOADS = (1024 + 32 * RD_WAVES - 1) / (32 * RD_WAVES) };
 
 OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
 #if OCT_DEVICE_BODY
@@ -99,25 +93,21 @@ OCT_KERNEL(32 * RD_WAVES) void octave_reduce_kernel(OctReduceParams p) {
 
 // CUDA: launched with programmatic stream serialization, so that its workgroups are scheduled
 // while the decode before it finishes (the decode lets them once each of its workgroups has
-// started; the reduce's first act is to wait for the decode's completion and memory).
-// OCT_RD_PDL=0 launches it plainly.
-#ifndef OCT_RD_PDL
-#define OCT_RD_PDL 1
-#endif
+// started; the reduce's first act is to wait for the decode's completion and memory): q1s100k
+// 0.0329 ms, against 0.0344 launched plainly.
 hipError_t oct_launch_reduce(const OctReduceParams& p) {
 #if defined(OCT_NV)
-  if (OCT_RD_PDL) {
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3((unsigned)((int64_t)p.num_q * p.hq)), cfg.blockDim = dim3(32 * RD_WAVES);
-    cfg.dynamicSmemBytes = 0, cfg.stream = 0, cfg.attrs = at, cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, octave_reduce_kernel, p);
-    if (e != cudaSuccess) return e;
-    return oct_launch_status();
-  }
-#endif
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.gridDim = dim3((unsigned)((int64_t)p.num_q * p.hq)), cfg.blockDim = dim3(32 * RD_WAVES);
+  cfg.dynamicSmemBytes = 0, cfg.stream = 0, cfg.attrs = at, cfg.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, octave_reduce_kernel, p);
+  if (e != cudaSuccess) return e;
+  return oct_launch_status();
+#else
   OCT_LAUNCH(octave_reduce_kernel, (int64_t)p.num_q * p.hq, 1, 1, 32 * RD_WAVES, p);
   return oct_launch_status();
+#endif
 }

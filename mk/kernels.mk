@@ -142,10 +142,10 @@ cuda-syntax: | kernels-toolchain
 # compiles each device file to PTX with the stand-in's device functions inline
 # (cuda_device_inline.h), and ptxas reports. ptxas comes from PATH, PTXAS=..., or Debian's
 # nvidia-cuda-toolkit (non-free, CUDA 11.8: ptxas supports sm_90), fetched once into
-# $(KBUILD)/ptxas (84 MB) by `make ptxas-fetch`. clang's code generation is not nvcc's; on
-# 2026-12-02 the two agreed within a few registers (decode_mma NT 1: 165 against nvcc 13.0's 168,
-# stack 16 both; NT 2 and the prefill: 255 with spills both), which is what a register-pressure
-# change needs to know before it spends device time.
+# $(KBUILD)/ptxas (84 MB) by `make ptxas-fetch`. clang's code generation is not nvcc's; the two
+# agree within a few registers (decode_mma NT 1: 165 against nvcc 13.0's 168, stack 16 both; NT 2
+# and the prefill: 255 with spills both), which is what a register-pressure change needs to know
+# before it spends device time.
 PTXAS ?= $(firstword $(shell command -v ptxas 2>/dev/null) $(wildcard $(KBUILD)/ptxas/usr/bin/ptxas))
 KREGS_CLANG = $(KCUDA_CLANG) -O3 -Xclang -target-feature -Xclang +ptx78 -DOCT_STANDIN_INLINE --cuda-device-only -S
 .PHONY: cuda-regs ptxas-fetch
@@ -183,38 +183,40 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 	$(Q)$(KCXX) -shared -fPIC $^ -o $@ -lpthread
 	@echo "emu: built $@ (the kernels on the CPU emulator)"
 
-# The mma decode's fp16-K variant (OCT_DM_INT8K=0, profile wmma-f16q; csrc/octave_params.h), the
-# default build's decode until the twenty-second session measured int8 K faster: the two files it
-# changes rebuilt with it, linked with the rest of the emulator build, so that `make emu-test` keeps
-# it correct. The same library takes
-# the 8-warp decode for every pass of 8 (OCT_DM_W8=1, csrc/decode_mma.hip): on the emulator (one
-# "SM") the default build takes it only for one-workgroup grids; and the per-warp kernel's passes
-# of 16 for chunks of more than 8 queries (OCT_DM_QUAD=0), which the default build gives the quad
-# kernel.
+# ---- Emulator variants of the mma decode: its build switches, each built and tested here ----
 # emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
-# (decode_mma.hip, capi_core.cpp) rebuilt with FLAGS and linked with the rest of the emulator build.
+# (KVAR_OBJ: the mma decode's, and capi_core.cpp, which names the decode's profile) rebuilt with
+# FLAGS and linked with the rest of the emulator build. `make emu-test` runs the -short decode
+# tests on the mma-model tier of each, so that every switch of the mma decode
+# (csrc/decode_mma*.hip; OCT_DM_INT8K in csrc/octave_params.h) stays correct in both positions:
+#   OCT_DM_INT8K=0  fp16 K (profile wmma-f16q, the WMMA tier's arithmetic), not int8 K (int8rowq);
+#   OCT_DM_W8=1     the 8-warp kernel for every pass of 8 queries, which the default build takes
+#                   only for grids of at most one workgroup per SM (on the emulator's one "SM":
+#                   one-workgroup grids);
+#   OCT_DM_QUAD=0   the per-warp kernel's passes of up to 16 queries for chunks of more than 8,
+#                   which the default build gives to the quad kernel;
+#   OCT_DM_VTAB=0   k3v4's one-N-tile kernel at 4 warps reading 4-bit V by the permute lookup, not
+#                   through the V table (the build the table is measured against);
+#   OCT_DM_VTROW=128  the V table in rows of 128 bytes (6 warps, two workgroups per SM), not 256.
+KVAR_OBJ := $(addsuffix .o,$(notdir $(wildcard csrc/decode_mma*.hip)) capi_core.cpp)
 define emu_variant
 $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 	@mkdir -p $$(@D)
 	@echo "emu-$(1): $$< ($(2))" >&2
 	$(Q)$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
-$(KBUILD)/variants/liboctave_emu_$(1).so: $(KBUILD)/variants/$(1)/decode_mma.hip.o $(KBUILD)/variants/$(1)/capi_core.cpp.o $(KEMU_OBJ)
-	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(KBUILD)/emu/decode_mma.hip.o $(KBUILD)/emu/capi_core.cpp.o $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+$(KBUILD)/variants/liboctave_emu_$(1).so: $(addprefix $(KBUILD)/variants/$(1)/,$(KVAR_OBJ)) $(KEMU_OBJ)
+	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(addprefix $(KBUILD)/emu/,$(KVAR_OBJ)) $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
 	@echo "emu-$(1): built $$@"
 endef
+# f16k: fp16 K with the 8-warp kernel for every pass of 8 and the per-warp passes of 16 (the fp16-K
+# build that scripts/gpu-acceptance.sh also runs on the GPU, its kernels on the emulator's grids).
 $(eval $(call emu_variant,f16k,-DOCT_DM_INT8K=0 -DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
-# The fp16-K variant with the quad kernel for chunks of more than 8 queries: the quad kernel's
-# fp16-K path, which the library above does not take; and k3v4's one-N-tile kernel of 4 warps with
-# 4-bit V by dm_pv's permute lookup, not the V table (OCT_DM_VTAB=0: that kernel until the
-# twenty-third session, kept as the measured alternative; the library above takes the 8-warp
-# kernel, which has no table either way).
+# f16kq: fp16 K with the quad kernel for chunks of more than 8 queries (its fp16-K path), and k3v4's
+# one-N-tile kernel without the V table.
 $(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0 -DOCT_DM_VTAB=0))
-# The default (int8-K) decode with the 8-warp kernel for every pass of 8 and the per-warp passes of
-# 16, which the default library takes only for one-workgroup grids or not at all.
+# w8: int8 K (the default) with the 8-warp kernel for every pass of 8 and the per-warp passes of 16.
 $(eval $(call emu_variant,w8,-DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
-# The V table in rows of 128 bytes (OCT_DM_VTROW=128: the index a shift and a select, 32 KB, k3v4's
-# one-N-tile kernel at 6 warps), the default until the twenty-fourth session, kept as the measured
-# alternative.
+# vt128: the V table in rows of 128 bytes.
 $(eval $(call emu_variant,vt128,-DOCT_DM_VTROW=128))
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----

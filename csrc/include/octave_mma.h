@@ -1,4 +1,4 @@
-// NVIDIA warp-level MMA (mma.sync, sm_80 and later) for the sm_90 tensor-core tier (issue 15): on
+// NVIDIA warp-level MMA (mma.sync, sm_80 and later) for the sm_90 tensor-core tier: on
 // NVIDIA builds the PTX instructions, on the CPU emulator a model of them, behind one set of
 // functions, so that the same kernel source — lane indexing, fragment packing and all — runs on the
 // H200 and in `make test` (docs/kernels.md, "The mma model"; the WMMA tier's model, octave_wmma.h,

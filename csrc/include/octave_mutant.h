@@ -1,5 +1,5 @@
-// Mutants: deliberate, realistic defects compiled in with -DOCTAVE_MUTANT=<id> (make cuda
-// MUTANT=<id>, make emu MUTANT=<id>), to measure which tests catch which bug. The normal build
+// Mutants: deliberate, realistic defects compiled in with -DOCTAVE_MUTANT=<id> (make cuda-mutant
+// MUTANT=<id>, make emu-mutant MUTANT=<id>), to measure which tests catch which bug. The normal build
 // defines none (OCTAVE_MUTANT = 0) and no mutant code is reachable. Every id is listed, with the op,
 // the defect and the bug class it stands for, in corpus/mutants.md; the library's build info names
 // the mutant ("mutant=<id>") so a mutant library is never mistaken for a real one.
@@ -55,7 +55,7 @@
 #define OCT_MUT_DECODE_MMA_L_F16 40  // decode (mma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
 #define OCT_MUT_DECODE_MMA_KLEN_EDGE 41  // decode (mma): a query attends to the token at its klen too (tg <= klen: the tile edge one past a causal length)
 #define OCT_MUT_PREFILL_MMA_CAUSAL 42  // prefill (mma): chunk mask u <= j + 1 (the causal edge one token late: a row sees the next row's token)
-#define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of column 2t applied to column 2t + 1 too (the accumulator's second column forgotten; with the eleventh session's column order, token p's scale for token p + 16)
+#define OCT_MUT_PREFILL_MMA_KSCALE_TOKEN 43  // prefill (mma): the prefix score's K block scale of column 2t applied to column 2t + 1 too (the accumulator's second column forgotten; in the decoded tile's column order, column 2p token p and 2p + 1 token p + 16, token p's scale for token p + 16)
 #define OCT_MUT_PREFILL_MMA_SPLIT_EDGE 44  // prefill (mma): with prefix splits, every split but the last stops one 32-token tile short of the next split's first (a split boundary off by a tile)
 #define OCT_MUT_PREFILL_MMA_MERGE_WEIGHT 45  // prefill (mma): the split merge adds each split's o and l without its weight 2^(m_s - M) (partials of different running maxima summed as if in one unit)
 #define OCT_MUT_PREFILL_MMA_VSTEP 46  // prefill (mma, wgmma path): the P·V's second k-step reads V one core matrix too early along K (its descriptor's start at 1 × LBO instead of 2 × LBO: columns 8..23 multiplied by P's columns 16..31)

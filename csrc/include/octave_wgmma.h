@@ -1,4 +1,4 @@
-// NVIDIA's warpgroup-level MMA (wgmma.mma_async, sm_90a) for the sm_90 tier's prefill (issue 15):
+// NVIDIA's warpgroup-level MMA (wgmma.mma_async, sm_90a) for the sm_90 tier's prefill:
 // on sm_90a builds the PTX instructions, on the CPU emulator a model of them, behind one set of
 // functions, as octave_mma.h does for mma.sync (docs/kernels.md, "The wgmma model").
 //
