@@ -135,7 +135,7 @@ gpu-test: $(GOTEST_BIN)
 	OCTANT_LIB=$(abspath $(OCTANT_LIB)) $(GOTEST) -count=1 -timeout 60m ./kernels/ ./grids/
 
 emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(KBUILD)/variants/liboctave_emu_f16kq.so $(KBUILD)/variants/liboctave_emu_w8.so \
-  $(KBUILD)/variants/liboctave_emu_vt128.so $(GOTEST_BIN)
+  $(KBUILD)/variants/liboctave_emu_vt128.so $(KBUILD)/variants/liboctave_emu_nowg.so $(GOTEST_BIN)
 	OCTANT_LIB=$(abspath $(KBUILD)/liboctave_emu.so) $(GOTEST) -count=1 -run '^Fuzz|TestReplayRegressions' ./fuzz/
 	@# the GPU properties (TestGPU*), the must-not-matter properties (TestMustNotMatter*) and the
 	@# isolation property with its reproducer and mask-by-zero fixture (TestIsolation*), their -short
@@ -150,6 +150,8 @@ emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_f16kq.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_w8.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
+	@# the mma prefill's mma.sync path (variant nowg: the path of sm_90 builds without wgmma)
+	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_nowg.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestPrefill' ./grids/
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
 

@@ -184,7 +184,7 @@ $(KBUILD)/liboctave_emu.so: $(KEMU_OBJ)
 	@echo "emu: built $@ (the kernels on the CPU emulator)"
 
 # ---- Emulator variants of the mma decode: its build switches, each built and tested here ----
-# emu_variant(NAME, FLAGS): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
+# emu_variant(NAME, FLAGS[, OBJECTS]): build/variants/liboctave_emu_NAME.so, the files that FLAGS change
 # (KVAR_OBJ: the mma decode's, and capi_core.cpp, which names the decode's profile) rebuilt with
 # FLAGS and linked with the rest of the emulator build. `make emu-test` runs the -short decode
 # tests on the mma-model tier of each, so that every switch of the mma decode
@@ -204,8 +204,8 @@ $(KBUILD)/variants/$(1)/%.o: csrc/% $(KHDRS)
 	@mkdir -p $$(@D)
 	@echo "emu-$(1): $$< ($(2))" >&2
 	$(Q)$(KCXX) -x c++ -std=c++17 -O2 -fPIC -ffp-contract=off -Wall $(KINC) -Icsrc/emu $(2) -c $$< -o $$@
-$(KBUILD)/variants/liboctave_emu_$(1).so: $(addprefix $(KBUILD)/variants/$(1)/,$(KVAR_OBJ)) $(KEMU_OBJ)
-	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(addprefix $(KBUILD)/emu/,$(KVAR_OBJ)) $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
+$(KBUILD)/variants/liboctave_emu_$(1).so: $(addprefix $(KBUILD)/variants/$(1)/,$(or $(3),$(KVAR_OBJ))) $(KEMU_OBJ)
+	$(Q)$(KCXX) -shared -fPIC $$(filter $(KBUILD)/variants/$(1)/%,$$^) $$(filter-out $(addprefix $(KBUILD)/emu/,$(or $(3),$(KVAR_OBJ))) $(KBUILD)/variants/%,$$^) -o $$@ -lpthread
 	@echo "emu-$(1): built $$@"
 endef
 # f16k: fp16 K with the 8-warp kernel for every pass of 8 and the per-warp passes of 16 (the fp16-K
@@ -218,6 +218,10 @@ $(eval $(call emu_variant,f16kq,-DOCT_DM_INT8K=0 -DOCT_DM_VTAB=0))
 $(eval $(call emu_variant,w8,-DOCT_DM_W8=1 -DOCT_DM_QUAD=0))
 # vt128: the V table in rows of 128 bytes.
 $(eval $(call emu_variant,vt128,-DOCT_DM_VTROW=128))
+# The mma prefill's mma.sync path for P·V (OCT_NO_WGMMA, csrc/include/octave_wgmma.h): the path of
+# sm_90 builds without the "a" (CUDA_ARCH=sm_90), which the emulator otherwise never takes (it has
+# the wgmma model); emu_variant's third argument names the objects it rebuilds.
+$(eval $(call emu_variant,nowg,-DOCT_NO_WGMMA=1,prefill_mma.hip.o))
 
 # ---- Mutants (corpus/mutants.md): one deliberate defect per library, -DOCTAVE_MUTANT=<id> ----
 #   make cuda-mutant MUTANT=1   build/mutants/liboctave_cuda_m1.so (GPU machine)

@@ -4,7 +4,9 @@
 //
 //   OCT_WGMMA  1 when this pass has wgmma: nvcc for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL), or the
 //              emulator (the model). sm_90 without the "a" and the AMD passes have none: the
-//              kernels keep their mma.sync path there.
+//              kernels keep their mma.sync path there. OCT_NO_WGMMA takes that path where wgmma
+//              exists: the emulator variant nowg (mk/kernels.mk), so that `make emu-test` tests
+//              the mma.sync prefill of sm_90 builds.
 //
 // One form: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 with A from registers and B from
 // shared memory through a matrix descriptor, D += A·B (scale-d 1, no negation, B not transposed).
@@ -39,7 +41,7 @@
 
 #include "octave_mma.h"
 
-#if OCT_MMA_BODY && (defined(OCT_EMU) || defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#if OCT_MMA_BODY && !defined(OCT_NO_WGMMA) && (defined(OCT_EMU) || defined(__CUDA_ARCH_FEAT_SM90_ALL))
 #define OCT_WGMMA 1
 #else
 #define OCT_WGMMA 0
