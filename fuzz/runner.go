@@ -56,16 +56,12 @@ func NewRunner(l *harness.Lib, s settings.Settings, out io.Writer) (*Runner, err
 		}
 		r.Regressions = d
 	}
-	if r.ReplayCmd == "" {
-		r.ReplayCmd = cases.ReplayCommand
-	}
-	if r.DecodeWorkers == 0 {
-		r.DecodeWorkers = DefaultDecodeWorkers()
-	}
+	r.init()
 	return r, nil
 }
 
-// init makes the zero parts of a runner usable (a runner built as a literal in a test).
+// init gives the zero parts of a runner their defaults (NewRunner, and a runner built as a
+// literal in a test).
 func (r *Runner) init() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
