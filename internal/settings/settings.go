@@ -34,6 +34,12 @@ const (
 	// ProgressEnv is how often a long property run reports its count (a Go duration; "off":
 	// never).
 	ProgressEnv = "OCTANT_PROGRESS"
+	// HIPLibEnv names the HIP build (make hip) that a test loads on a machine without an AMD GPU,
+	// to check that it loads and refuses to open a device; make test sets it.
+	HIPLibEnv = "OCTANT_HIP_LIB"
+	// GoldenEnv is the directory of the upstream golden vectors (corpus/golden/upstream), for a
+	// test binary run where that directory is not found from the working directory.
+	GoldenEnv = "OCTANT_GOLDEN"
 )
 
 // DefaultProgress is the progress interval when ProgressEnv is unset.
@@ -50,6 +56,8 @@ type Settings struct {
 	RegressionsSet bool
 	DecodeWorkers  int           // DecodeWorkersEnv; 0 when unset
 	Progress       time.Duration // ProgressEnv; DefaultProgress when unset, 0 for "off"
+	HIPLib         string        // HIPLibEnv; "" when unset
+	Golden         string        // GoldenEnv; "" when unset (the test looks for the directory)
 }
 
 // FromEnv reads the settings from the process environment.
@@ -58,7 +66,8 @@ func FromEnv() (Settings, error) { return Parse(os.LookupEnv) }
 // Parse reads the settings through lookup (os.LookupEnv, or a map in a test).
 func Parse(lookup func(string) (string, bool)) (Settings, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
-	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress}
+	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress,
+		HIPLib: get(HIPLibEnv), Golden: get(GoldenEnv)}
 	if v := get(TiersEnv); v != "" {
 		s.Tiers = arch.ParseTierNames(v)
 		if slices.Contains(s.Tiers, "") {
