@@ -9,10 +9,12 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 )
 
-// ErrNoLib is EnvLib's error when no library is named: tests that need one skip with it.
-var ErrNoLib = errors.New(settings.LibEnv + " not set: set it to a kernel library (make emu: build/liboctave_emu.so; make cuda; make hip) to run the kernels")
+// ErrNoLib is EnvLib's error when no library is named: tests that need one skip with it. It is
+// settingstest.ErrNoLib, so that a test skips with the same error whichever helper it uses.
+var ErrNoLib = settingstest.ErrNoLib
 
 var envLib struct {
 	once sync.Once
