@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -13,10 +14,12 @@ import (
 // openDevice opens OCTANT_LIB's device 0, or skips.
 func openDevice(t *testing.T) *kernels.Device {
 	t.Helper()
-	p := os.Getenv("OCTANT_LIB")
-	if p == "" {
-		t.Skip("OCTANT_LIB not set: set it to a kernel library (make emu, make cuda, make hip) to run this test")
-	}
+	return openDeviceOf(t, settingstest.LibOrSkip(t))
+}
+
+// openDeviceOf opens device 0 of the library at path p, closing both when the test ends.
+func openDeviceOf(t *testing.T, p string) *kernels.Device {
+	t.Helper()
 	l, err := kernels.Open(p)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -18,14 +20,14 @@ import (
 // OCTANT_LIB is not set, or skips.
 func emuDevice(t *testing.T) *kernels.Device {
 	t.Helper()
-	if os.Getenv("OCTANT_LIB") == "" {
-		const emu = "../build/liboctave_emu.so"
-		if _, err := os.Stat(emu); err != nil {
-			t.Skipf("OCTANT_LIB not set and no %s (make emu): %v", emu, err)
+	lib := settingstest.Get(t).Lib
+	if lib == "" {
+		lib = "../build/liboctave_emu.so"
+		if _, err := os.Stat(lib); err != nil {
+			t.Skipf("%s not set and no %s (make emu): %v", settings.LibEnv, lib, err)
 		}
-		t.Setenv("OCTANT_LIB", emu)
 	}
-	return openDevice(t)
+	return openDeviceOf(t, lib)
 }
 
 // tierNamed is d's tier of that name, or skips.

@@ -22,6 +22,7 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/harness/harnesstest"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -111,7 +112,7 @@ func repro(t testing.TB) string {
 		args += fmt.Sprintf(" -args -octant.seed=%d", *seedFlag)
 	}
 	return fmt.Sprintf("[seed %d; reproduce: OCTANT_LIB=%s go test ./grids/ -count=1 -run '^%s$'%s]",
-		*seedFlag, os.Getenv("OCTANT_LIB"), runPattern(t.Name()), args)
+		*seedFlag, settingstest.Get(t).Lib, runPattern(t.Name()), args)
 }
 
 // runPattern quotes a test name for -run: each path element anchored as a whole.

@@ -12,6 +12,8 @@ import (
 	"github.com/octant-kv/octant/corpus/golden"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/harness/harnesstest"
+	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
 )
@@ -22,7 +24,7 @@ import (
 func goldenDir(t *testing.T) string {
 	t.Helper()
 	cands := []string{"../corpus/golden/upstream", "corpus/golden/upstream"}
-	if d := os.Getenv("OCTANT_GOLDEN"); d != "" {
+	if d := settingstest.Get(t).Golden; d != "" {
 		cands = []string{d}
 	}
 	for _, d := range cands {
@@ -30,7 +32,7 @@ func goldenDir(t *testing.T) string {
 			return d
 		}
 	}
-	t.Fatalf("upstream golden vectors not found in %v: run from the repository or grids/, or set OCTANT_GOLDEN to corpus/golden/upstream", cands)
+	t.Fatalf("upstream golden vectors not found in %v: run from the repository or grids/, or set %s to corpus/golden/upstream", cands, settings.GoldenEnv)
 	return ""
 }
 

@@ -6,16 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 )
 
 // openTestLib opens the library named by OCTANT_LIB, or skips.
 func openTestLib(t *testing.T) *Lib {
 	t.Helper()
-	p := os.Getenv("OCTANT_LIB")
-	if p == "" {
-		t.Skip("OCTANT_LIB not set: set it to a kernel library (make cuda, make hip) to run this test")
-	}
-	l, err := Open(p)
+	l, err := Open(settingstest.LibOrSkip(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +52,13 @@ func TestErrorIsNoDevice(t *testing.T) {
 // A name without a slash is a file in the working directory, as for every other path, not a name
 // for dlopen's search path; when it is missing, the error names the absolute path tried.
 func TestOpenBareName(t *testing.T) {
-	lib := os.Getenv("OCTANT_LIB")
+	lib := settingstest.Get(t).Lib
 	if lib != "" {
-		lib, _ = filepath.Abs(lib)
-		if _, err := os.Stat(lib); err != nil {
-			t.Fatalf("OCTANT_LIB=%s: %v (go test runs in the package's directory: give an absolute path)", os.Getenv("OCTANT_LIB"), err)
+		abs, _ := filepath.Abs(lib)
+		if _, err := os.Stat(abs); err != nil {
+			t.Fatalf("%s=%s: %v (go test runs in the package's directory: give an absolute path)", settings.LibEnv, lib, err)
 		}
+		lib = abs
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -71,7 +71,7 @@ func TestOpenBareName(t *testing.T) {
 		t.Errorf("bare name of a file here: %v; expected dlopen of its absolute path", err)
 	}
 	if lib == "" {
-		t.Skip("OCTANT_LIB not set: the bare name of a real library is not tried")
+		t.Skipf("%s not set: the bare name of a real library is not tried", settings.LibEnv)
 	}
 	t.Chdir(filepath.Dir(lib))
 	l, err := Open(filepath.Base(lib))

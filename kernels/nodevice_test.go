@@ -2,18 +2,20 @@ package kernels
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 )
 
 // TestHIPLibraryWithoutDevice loads the HIP build (make hip) on a machine without an AMD GPU, as CI
 // is: the library must load, report its ABI and build, and refuse to open a device with a clear
 // "no HIP device" error rather than crash. OCTANT_HIP_LIB names the library (make test sets it).
 func TestHIPLibraryWithoutDevice(t *testing.T) {
-	p := os.Getenv("OCTANT_HIP_LIB")
+	p := settingstest.Get(t).HIPLib
 	if p == "" {
-		t.Skip("OCTANT_HIP_LIB not set: make test sets it to build/liboctave_hip.so")
+		t.Skipf("%s not set: make test sets it to build/liboctave_hip.so", settings.HIPLibEnv)
 	}
 	l, err := Open(p)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/bench"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 	"github.com/octant-kv/octant/kernels"
 )
 
@@ -71,10 +72,7 @@ func TestBenchNoDevice(t *testing.T) {
 
 // TestBenchCLI runs the command on the library of OCTANT_LIB with the small test specs.
 func TestBenchCLI(t *testing.T) {
-	lib := os.Getenv("OCTANT_LIB")
-	if lib == "" {
-		t.Skip("OCTANT_LIB not set: set it to a kernel library (make emu, make cuda, make hip) to run this test")
-	}
+	lib := settingstest.LibOrSkip(t)
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	code, out, errs := runCLI("bench", "--lib", lib, "--specs", "tiny,tinymulti", "--splits", "auto,3", "--reps", "3", "--warmup", "1",
 		"--copy-bytes", "16MiB", "--copy-reps", "2", "--flush-bytes", "4MiB", "--json", jsonPath)

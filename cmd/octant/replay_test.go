@@ -10,6 +10,8 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/settings"
+	"github.com/octant-kv/octant/internal/settings/settingstest"
 )
 
 // TestReplayDirectory: a directory stands for the reproducer files under it (*.json, recursively,
@@ -114,9 +116,9 @@ func TestReplaySaysWhatRan(t *testing.T) {
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stdout\n%s\nstderr %s\nexpected exit 0 and\n%s", code, out, errs, want)
 	}
-	lib := os.Getenv("OCTANT_LIB")
+	lib := settingstest.Get(t).Lib
 	if lib == "" {
-		t.Skip("OCTANT_LIB not set: the line with a library is not checked")
+		t.Skipf("%s not set: the line with a library is not checked", settings.LibEnv)
 	}
 	l, err := harness.Open(lib)
 	if err != nil {
