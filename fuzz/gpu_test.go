@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -199,19 +200,25 @@ func mustNotMatterTest(t *testing.T, name string, prop func(*rapid.T)) {
 	}
 }
 
+// childFlag marks the run of this test binary that TestMustNotMatterSaysOracleAlone starts: a
+// flag of the test binary, not an environment variable, since it is the test's own protocol and
+// no setting (package settings reads the environment). It is registered here, before TestMain's
+// flag.Parse.
+var childFlag = flag.Bool("octant.child", false, "this run is the child TestMustNotMatterSaysOracleAlone starts (OCTANT_LIB unset); that test skips in it")
+
 // TestMustNotMatterSaysOracleAlone: without $OCTANT_LIB a must-not-matter test says it judged the
 // oracle alone and reports its library part as skipped (this test binary, run again with
-// OCTANT_LIB unset, on TestMustNotMatterReduce, the quickest).
+// OCTANT_LIB unset and -octant.child, on TestMustNotMatterReduce, the quickest).
 func TestMustNotMatterSaysOracleAlone(t *testing.T) {
-	if os.Getenv("OCTANT_MNM_CHILD") != "" {
-		t.Skip("in the child run")
+	if *childFlag {
+		t.Skip("in the child run (-octant.child)")
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run", "^TestMustNotMatterReduce$", "-test.v", "-test.count=1", "-rapid.checks=5")
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, settings.LibEnv+"=") }), "OCTANT_MNM_CHILD=1")
+	cmd := exec.Command(exe, "-test.run", "^TestMustNotMatterReduce$", "-test.v", "-test.count=1", "-rapid.checks=5", "-octant.child")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, settings.LibEnv+"=") })
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
