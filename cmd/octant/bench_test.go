@@ -109,7 +109,7 @@ func TestBenchCLI(t *testing.T) {
 		t.Fatalf("%d results, want 4 x %d (2 specs x 2 split settings x the device's decode tiers)", len(rep.Results), nt)
 	}
 	for i, r := range rep.Results {
-		if want := rep.Settings["tiers"].([]any)[i%nt]; r.Tier != want {
+		if want := rep.Settings["tiers"].([]any)[i%nt]; string(r.Tier) != want {
 			t.Errorf("result %d: tier %q, want %q", i, r.Tier, want)
 		}
 	}
