@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -210,8 +207,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	progress("library %s (sha256 %s…; %s)", *lib, libSum[:16], l.BuildInfo())
 	progress("device %d: %s (%s, %s, %d SMs/CUs, %s)", *device, info.Name, info.Arch, info.Runtime, info.ComputeUnits, bench.HumanBytes(int64(info.TotalMemory)))
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// An interrupt stops the run between setups (interruptContext: a judge or timing still running
+	// after the grace, or a second interrupt, ends the process at once).
+	ctx, release := interruptContext(stderr, "bench", interruptGrace)
+	defer release()
 	rep, err := bench.Run(ctx, d, bench.Config{
 		Options: bench.Options{Fmt: f, BlockSize: *blockSize, QueryGroup: *qg, MaxRows: *maxRows, Distinct: *distinct,
 			Seed: *seed, Reps: *reps, Warmup: *warmup, FlushL2: *flushL2, FlushBytes: flushBytes},

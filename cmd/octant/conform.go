@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -84,9 +81,10 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer l.Close()
-	// An interrupt stops the battery between cases; a second one ends the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// An interrupt stops the battery between cases (interruptContext: a case still running after
+	// the grace, or a second interrupt, ends the process at once).
+	ctx, release := interruptContext(stderr, "conform", interruptGrace)
+	defer release()
 	l.Dev.EnablePool(harness.PoolBytes)
 	name := *archName
 	if name == "auto" {
