@@ -54,8 +54,8 @@
 // profile and 0.19 s for exact attention (decode), about the same per chunk token for a prefill. So
 // q1s100k and q4s100k judge in seconds, big in about 130 CPU seconds (and about 26 GB of host
 // memory per profile: every slot the call reads, decoded), while q2ks100k (2048 rows, once per
-// num_splits group) and q2ks100k-pf take about an hour of CPU time each: minutes on a 16-core
-// host (docs/performance.md, "Judged before timed").
+// num_splits group) and q2ks100k-pf take about an hour of CPU time each, more than 8 minutes even
+// on 16 cores for one tier (docs/performance.md, "Judged before timed").
 //
 // A failure of the environment (library, device, out of device memory) is an [EnvError]; any
 // other failed result is a failed check ([Report.Failed] tells them apart). [WriteTable] prints the
