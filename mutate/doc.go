@@ -14,6 +14,11 @@
 //     the GPU fuzz targets ([FuzzPhase], [Config].Budget shared by [FuzzTargets]; the unmutated
 //     build always gets the whole budget, since it must survive it); and the conventional suite
 //     (TestConventional*, the comparison, not counted as a kill).
+//   - Each test binary runs as go test runs a package's binary: in its package's directory
+//     (grids/, fuzz/) when the working directory has it, the binary's path and every path of the
+//     environment (the library, the reproducers' directory under [Config].Out) absolute, since the
+//     tests find their inputs from there (the golden vectors at ../corpus/golden/upstream, the
+//     fuzz targets' seed corpora, the test sources TestLongFirstOrder reads).
 //   - Kills are decided from structured results, never from matched text: each test binary runs
 //     with -test.v=test2json, and its marked framing lines become test events ([Event], as `go
 //     test -json` has them; [ReadEvents] reads such a stream, [Decide] decides over one). A phase

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ const killGrace = 250 * time.Millisecond
 // one to fail names it: a subtest reports before its parent), a crash while a test runs fails that
 // test, a non-zero exit with no test running is an error, and a run where nothing passed is no
 // evidence. Stopping at the budget is not a kill. It counts started tests and fuzzer execs as
-// cases. It runs in dir ("": the current directory).
+// cases. It runs in dir ("": the current directory), with PWD naming it.
 func RunUntilFail(dir, name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
@@ -76,6 +77,12 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	cmd := exec.CommandContext(ctx, name, append(append([]string(nil), args...), "-test.v=test2json")...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	if dir != "" {
+		// exec sets PWD to Dir only when Env is nil; a stale PWD would name the caller's directory.
+		if abs, err := filepath.Abs(dir); err == nil {
+			cmd.Env = append(cmd.Env, "PWD="+abs)
+		}
+	}
 	// Its own process group, killed as a whole (a test binary's children, a shell's), and Wait
 	// returns soon after even if something still holds the output pipe.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

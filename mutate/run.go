@@ -142,6 +142,15 @@ func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 	return libs, berrs
 }
 
+// phaseEnv is the environment of a phase's test binaries on library lib (absolute): OCTANT_LIB,
+// the reproducers' directory <out>/regressions/<name> (out absolute: the binaries run in their
+// package's directory), and the replay command their failure messages end with, which names the
+// command for a person at the repository root, not a file the binaries open.
+func phaseEnv(lib, out, name string) []string {
+	return []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(out, "regressions", name),
+		"OCTANT_REPLAY_CMD=bin/octant replay"}
+}
+
 // runOne runs the phases on one built library, its output logged to Out/logs/m<id>.log.
 func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 	logf, err := os.Create(filepath.Join(cfg.Out, "logs", fmt.Sprintf("m%d.log", row.ID)))
@@ -149,9 +158,12 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 		return err
 	}
 	defer logf.Close()
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return err
+	}
 	lib, _ = filepath.Abs(lib)
-	env := []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(cfg.Out, "regressions", fmt.Sprintf("m%d", row.ID)),
-		"OCTANT_REPLAY_CMD=bin/octant replay"}
+	env := phaseEnv(lib, out, fmt.Sprintf("m%d", row.ID))
 	gridArgs := []string{"-test.count=1", "-test.skip=^TestConventional"}
 	if !cfg.Full {
 		gridArgs = append(gridArgs, "-test.short")
@@ -163,12 +175,13 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 	// (the row is an error).
 	if (!row.Grid.Killed || row.ID == 0) && row.Grid.Error == "" && cfg.Budget > 0 {
 		fmt.Fprintf(stdout, "fuzz… ")
-		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(cfg.Out, "fuzzcache"), logf)
+		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(out, "fuzzcache"), logf)
 		row.Fuzz = &f
 	}
 	if cfg.Conventional {
 		fmt.Fprintf(stdout, "conventional… ")
-		c := RunUntilFail("", kt, []string{"-test.count=1", "-test.run=^TestConventional"}, env, 0, logf)
+		bin, dir := gridsDir(kt)
+		c := RunUntilFail(dir, bin, []string{"-test.count=1", "-test.run=^TestConventional"}, env, 0, logf)
 		row.Conventional = &c
 	}
 	return nil

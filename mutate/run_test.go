@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -146,5 +147,35 @@ func TestFuzzTargetsAreTheGPUTargets(t *testing.T) {
 	slices.Sort(found)
 	if !slices.Equal(got, found) || len(slices.Compact(slices.Clone(got))) != len(got) {
 		t.Errorf("FuzzTargets %v, expected the GPU fuzz targets of ../fuzz, each once: %v", FuzzTargets, found)
+	}
+}
+
+// TestPhasesRunInPackageDir: from a repository root (grids/ and fuzz/testdata/fuzz/ present), the
+// grid phase runs the kernel test binary in grids/ and the fuzz phase the fuzz binary in fuzz/,
+// each given by a path relative to the root, as go test runs a package's binary.
+func TestPhasesRunInPackageDir(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	for _, d := range []string{filepath.Join(root, "grids"), filepath.Join(root, "fuzz", "testdata", "fuzz"), filepath.Join(root, "bin")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range []string{"grids.test", "fuzz.test"} {
+		writeScript(t, filepath.Join(root, "bin", b), `pwd -P > "`+filepath.Join(dir, b)+`.wd"; printf '\026=== RUN   TestA\n\026--- PASS: TestA (0.00s)\n\026PASS\n'`)
+	}
+	t.Chdir(root)
+	if r := GridPhase(filepath.Join("bin", "grids.test"), nil, nil, "reduce", io.Discard); r.Outcome() != "survived" {
+		t.Fatalf("grid phase: %+v", r)
+	}
+	if r := FuzzPhase(filepath.Join("bin", "fuzz.test"), nil, time.Second, "cache", io.Discard); r.Outcome() != "survived" {
+		t.Fatalf("fuzz phase: %+v", r)
+	}
+	phys, _ := filepath.EvalSymlinks(root)
+	for b, want := range map[string]string{"grids.test": "grids", "fuzz.test": "fuzz"} {
+		got, err := os.ReadFile(filepath.Join(dir, b+".wd"))
+		if err != nil || strings.TrimSpace(string(got)) != filepath.Join(phys, want) {
+			t.Errorf("%s ran in %q (%v), expected %s", b, got, err, filepath.Join(phys, want))
+		}
 	}
 }
