@@ -68,6 +68,13 @@ const killGrace = 250 * time.Millisecond
 // evidence. Stopping at the budget is not a kill. It counts started tests and fuzzer execs as
 // cases. It runs in dir ("": the current directory), with PWD naming it.
 func RunUntilFail(dir, name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
+	res, _ := runTests(dir, name, args, env, budget, log)
+	return res
+}
+
+// runTests is RunUntilFail that also returns the names of the tests that passed (parents
+// included), so that a control run can say whether the one test it ran passed.
+func runTests(dir, name string, args, env []string, budget time.Duration, log io.Writer) (KillResult, []string) {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
 	if budget > 0 {
@@ -93,7 +100,7 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return KillResult{Error: err.Error()}
+		return KillResult{Error: err.Error()}, nil
 	}
 	t := newTally(start)
 	// A kill a moment after the first failure, not at once: the output that follows it (the
@@ -135,5 +142,5 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	mu.Unlock()
 	pw.Close()
 	<-done
-	return t.finish(name, err, ctx.Err() != nil || killedEarly)
+	return t.finish(name, err, ctx.Err() != nil || killedEarly), t.passed
 }

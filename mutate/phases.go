@@ -81,7 +81,8 @@ func FuzzPerTarget(budget time.Duration) time.Duration {
 
 // FuzzPhase runs the GPU fuzz targets of the test binary ft in turn, the budget shared equally,
 // until one fails. They run in the fuzz package's directory (fuzzDir) when the working directory
-// has one, so that they start from their seed corpora (fuzz/testdata/fuzz/FuzzX).
+// has one, so that they start from their seed corpora (fuzz/testdata/fuzz/FuzzX); the fuzzer
+// writes a failing input it finds there too, where the control's run replays it.
 func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log io.Writer) KillResult {
 	f := KillResult{}
 	per := FuzzPerTarget(budget)
