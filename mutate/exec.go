@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,8 +66,15 @@ const killGrace = 250 * time.Millisecond
 // one to fail names it: a subtest reports before its parent), a crash while a test runs fails that
 // test, a non-zero exit with no test running is an error, and a run where nothing passed is no
 // evidence. Stopping at the budget is not a kill. It counts started tests and fuzzer execs as
-// cases. It runs in dir ("": the current directory).
+// cases. It runs in dir ("": the current directory), with PWD naming it.
 func RunUntilFail(dir, name string, args, env []string, budget time.Duration, log io.Writer) KillResult {
+	res, _ := runTests(dir, name, args, env, budget, log)
+	return res
+}
+
+// runTests is RunUntilFail that also returns the names of the tests that passed (parents
+// included), so that a control run can say whether the one test it ran passed.
+func runTests(dir, name string, args, env []string, budget time.Duration, log io.Writer) (KillResult, []string) {
 	ctx := context.Background()
 	var cancel context.CancelFunc = func() {}
 	if budget > 0 {
@@ -76,6 +84,12 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	cmd := exec.CommandContext(ctx, name, append(append([]string(nil), args...), "-test.v=test2json")...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	if dir != "" {
+		// exec sets PWD to Dir only when Env is nil; a stale PWD would name the caller's directory.
+		if abs, err := filepath.Abs(dir); err == nil {
+			cmd.Env = append(cmd.Env, "PWD="+abs)
+		}
+	}
 	// Its own process group, killed as a whole (a test binary's children, a shell's), and Wait
 	// returns soon after even if something still holds the output pipe.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -86,7 +100,7 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return KillResult{Error: err.Error()}
+		return KillResult{Error: err.Error()}, nil
 	}
 	t := newTally(start)
 	// A kill a moment after the first failure, not at once: the output that follows it (the
@@ -128,5 +142,5 @@ func RunUntilFail(dir, name string, args, env []string, budget time.Duration, lo
 	mu.Unlock()
 	pw.Close()
 	<-done
-	return t.finish(name, err, ctx.Err() != nil || killedEarly)
+	return t.finish(name, err, ctx.Err() != nil || killedEarly), t.passed
 }

@@ -15,14 +15,15 @@ type Row struct {
 	Mutant
 	Build        string      `json:"build"` // "ok" or the error
 	Grid         KillResult  `json:"grid"`
-	Fuzz         *KillResult `json:"fuzz,omitempty"` // run when the grid did not kill
+	Fuzz         *KillResult `json:"fuzz,omitempty"`    // run when the grid did not kill
+	Control      *Control    `json:"control,omitempty"` // a mutant's kill re-run on the unmutated build
 	Conventional *KillResult `json:"conventional,omitempty"`
 }
 
-// Killed reports whether Octant's phases (the grid, then fuzzing) killed the library: by which
-// phase and test, after how long from the grid's start, and after how many cases of that phase.
-// The conventional suite does not count: it is the comparison.
-func (r *Row) Killed() (killed bool, by string, after time.Duration, cases int) {
+// phaseKill reports whether a phase of Octant's (the grid, then fuzzing) failed a test on the
+// library: by which phase and test, after how long from the grid's start, and after how many
+// cases of that phase. For a mutant it is a kill only once the control confirms it (Killed).
+func (r *Row) phaseKill() (killed bool, by string, after time.Duration, cases int) {
 	if r.Grid.Killed {
 		return true, "grid: " + r.Grid.By, r.Grid.After, r.Grid.Cases
 	}
@@ -32,13 +33,35 @@ func (r *Row) Killed() (killed bool, by string, after time.Duration, cases int) 
 	return false, "", 0, 0
 }
 
+// Killed reports whether Octant's phases (the grid, then fuzzing) killed the library: a test
+// failed on it and, for a mutant, the same test alone passes on the unmutated build
+// (Control.Confirmed); by which phase and test, after how long from the grid's start, and after
+// how many cases of that phase. For the unmutated build it reports the failed test as it is. The
+// conventional suite does not count: it is the comparison.
+func (r *Row) Killed() (killed bool, by string, after time.Duration, cases int) {
+	killed, by, after, cases = r.phaseKill()
+	if killed && r.ID != 0 && (r.Control == nil || !r.Control.Confirmed) {
+		return false, "", 0, 0
+	}
+	return killed, by, after, cases
+}
+
 // Outcome is what Octant's phases (the grid, then fuzzing) established about the library:
-// "killed" (Killed says by what); "error" when a phase could not run (the first error says which,
-// in detail); "no evidence" when no test passed in any phase (every test skipped, or none ran:
-// a survival or a pass that rests on nothing); else "survived".
+// "killed" (Killed says by what); "unconfirmed" when a test failed on a mutant but does not pass
+// alone on the unmutated build (the detail names the test and what the control's run found);
+// "error" when a phase could not run (the first error says which, in detail); "no evidence" when
+// no test passed in any phase (every test skipped, or none ran: a survival or a pass that rests on
+// nothing); else "survived".
 func (r *Row) Outcome() (outcome, detail string) {
 	if killed, by, _, _ := r.Killed(); killed {
 		return "killed", by
+	}
+	if killed, by, _, _ := r.phaseKill(); killed && r.ID != 0 {
+		why := "not re-run on the unmutated build: expected it to pass there"
+		if r.Control != nil {
+			why = r.Control.Detail
+		}
+		return "unconfirmed", by + ": " + why
 	}
 	phases := []struct {
 		name string
@@ -60,9 +83,10 @@ func (r *Row) Outcome() (outcome, detail string) {
 	return "survived", fmt.Sprintf("%d tests passed", passed)
 }
 
-// OK is the row's pass condition: the library built, and a mutant is killed while the unmutated
-// build is not, with evidence (some test passed), and fails nothing in the conventional suite
-// either (which must run). An error or no evidence is never OK.
+// OK is the row's pass condition: the library built, and a mutant is killed (the kill confirmed
+// on the unmutated build) while the unmutated build is not, with evidence (some test passed), and
+// fails nothing in the conventional suite either (which must run). An error, no evidence or an
+// unconfirmed kill is never OK.
 func (r *Row) OK() bool {
 	if r.Build != "ok" {
 		return false
@@ -74,8 +98,9 @@ func (r *Row) OK() bool {
 	return outcome == "killed"
 }
 
-// Verdict is the row's outcome in words: "killed by grid: TestX after 1.2s", "SURVIVED",
-// "NO EVIDENCE: …", "ERROR: …", "passes", "FAIL: the unmutated build fails …", "build failed: …".
+// Verdict is the row's outcome in words: "killed by grid: TestX after 1.2s (confirmed on the
+// unmutated build)", "SURVIVED", "UNCONFIRMED: …", "NO EVIDENCE: …", "ERROR: …", "passes", "FAIL:
+// the unmutated build fails …", "build failed: …".
 func (r *Row) Verdict() string {
 	killed, by, after, _ := r.Killed()
 	outcome, detail := r.Outcome()
@@ -88,6 +113,8 @@ func (r *Row) Verdict() string {
 		return "ERROR: " + detail
 	case outcome == "no evidence":
 		return "NO EVIDENCE: " + detail
+	case outcome == "unconfirmed":
+		return "UNCONFIRMED: " + detail
 	case r.ID == 0 && r.Conventional != nil && r.Conventional.Killed:
 		return "FAIL: the unmutated build fails conventional: " + r.Conventional.By
 	case r.ID == 0 && r.Conventional != nil && r.Conventional.Error != "":
@@ -95,7 +122,7 @@ func (r *Row) Verdict() string {
 	case r.ID == 0:
 		return "passes"
 	case killed:
-		return fmt.Sprintf("killed by %s after %v", by, after.Round(time.Millisecond))
+		return fmt.Sprintf("killed by %s after %v (confirmed on the unmutated build)", by, after.Round(time.Millisecond))
 	}
 	return "SURVIVED"
 }
@@ -115,15 +142,18 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Kill matrix (%s library, %s)\n\n", kind, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	b.WriteString("Kills are failed tests (test2json events of the test binaries), never matched text; a row where a phase could not run is an error, one where no test passed has no evidence.\n\n")
+	b.WriteString("Kills are failed tests (test2json events of the test binaries), never matched text, and each is confirmed on the unmutated build: " +
+		"the killing test, run alone on it, passes there. A row whose killing test does not pass on the unmutated build is unconfirmed, " +
+		"one where a phase could not run is an error, one where no test passed has no evidence.\n\n")
 	b.WriteString("| id | mutant | Octant: killed by | time to kill | cases run | conventional suite |\n| --- | --- | --- | --- | --- | --- |\n")
 	var times []time.Duration
-	mutants, errs, noEvidence := 0, 0, 0
+	mutants, errs, noEvidence, unconfirmed := 0, 0, 0, 0
 	for _, r := range rows {
 		if r.ID != 0 {
 			mutants++
 		}
-		killed, by, after, cases := r.Killed()
+		killed, by, after, _ := r.Killed()
+		_, _, _, cases := r.phaseKill()
 		conv := "not run"
 		if c := r.Conventional; c != nil {
 			switch c.Outcome() {
@@ -150,6 +180,9 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 		case outcome == "no evidence":
 			cell = "**no evidence** (" + detail + ")"
 			noEvidence++
+		case outcome == "unconfirmed":
+			cell = "**unconfirmed** (" + detail + ")"
+			unconfirmed++
 		case r.ID == 0:
 			cell = "passes (must)"
 		case killed:
@@ -163,8 +196,9 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 		fmt.Fprintf(&b, "\nKilled %d of %d mutants; time to kill median %v, worst %v.\n", len(times), mutants,
 			times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
 	}
-	if errs+noEvidence > 0 {
-		fmt.Fprintf(&b, "\nNeither killed nor survived: %d with an error (a phase could not run), %d with no evidence (no test passed).\n", errs, noEvidence)
+	if errs+noEvidence+unconfirmed > 0 {
+		fmt.Fprintf(&b, "\nNeither killed nor survived: %d with an error (a phase could not run), %d with no evidence (no test passed), "+
+			"%d unconfirmed (the killing test does not pass on the unmutated build).\n", errs, noEvidence, unconfirmed)
 	}
 	return os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(b.String()), 0o644)
 }

@@ -30,19 +30,45 @@ var opTests = map[string]string{"store": "^TestStore|" + longFirst, "rotate": "^
 // selects it.
 const longFirst = "^TestDecodeLongFirst$"
 
-// GridPhase runs the kernel grid with the test binary kt: the op's own tests first, then every
-// other test except the conventional suite. The second run's counts add to the first's; it runs
-// only while the first neither killed nor failed to run.
+// inPackage says how to run a test binary of package directory pkg as go test runs a package's
+// binary: in pkg, with the binary's path made absolute, when the working directory has pkg/marker
+// (the repository root), since the package's tests find their inputs from there (grids: the golden
+// vectors at ../corpus/golden/upstream, the test sources for TestLongFirstOrder; fuzz: the seed
+// corpora). Elsewhere the binary runs as given in the working directory (dir ""). A phase's env
+// must then hold absolute paths only: runOne's do.
+func inPackage(bin, pkg, marker string) (path, dir string) {
+	if st, err := os.Stat(filepath.Join(pkg, marker)); err == nil && st.IsDir() {
+		if abs, err := filepath.Abs(bin); err == nil {
+			return abs, pkg
+		}
+	}
+	return bin, ""
+}
+
+// gridsDir is where the kernel test binary kt runs (inPackage): grids/ in the repository root.
+func gridsDir(kt string) (path, dir string) { return inPackage(kt, "grids", ".") }
+
+// fuzzDir is where the fuzz test binary ft runs (inPackage): fuzz/ when it has its seed corpora
+// (fuzz/testdata/fuzz/FuzzX), so that the targets start from them.
+func fuzzDir(ft string) (path, dir string) {
+	return inPackage(ft, "fuzz", filepath.Join("testdata", "fuzz"))
+}
+
+// GridPhase runs the kernel grid with the test binary kt, in the grids package's directory when
+// the working directory has one (gridsDir): the op's own tests first, then every other test
+// except the conventional suite. The second run's counts add to the first's; it runs only while
+// the first neither killed nor failed to run.
 func GridPhase(kt string, args, env []string, op string, log io.Writer) KillResult {
+	kt, dir := gridsDir(kt)
 	re, ok := opTests[op]
 	if !ok {
-		return RunUntilFail("", kt, args, env, 0, log)
+		return RunUntilFail(dir, kt, args, env, 0, log)
 	}
-	res := RunUntilFail("", kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
+	res := RunUntilFail(dir, kt, append(append([]string(nil), args...), "-test.run="+re), env, 0, log)
 	if res.Killed || res.Error != "" {
 		return res
 	}
-	res.add(RunUntilFail("", kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log))
+	res.add(RunUntilFail(dir, kt, append(append([]string(nil), args...), "-test.skip="+re+"|^TestConventional"), env, 0, log))
 	return res
 }
 
@@ -54,20 +80,15 @@ func FuzzPerTarget(budget time.Duration) time.Duration {
 }
 
 // FuzzPhase runs the GPU fuzz targets of the test binary ft in turn, the budget shared equally,
-// until one fails. They run in the fuzz package's directory (as go test runs a package's binary)
-// when the working directory has one, so that they start from their seed corpora
-// (fuzz/testdata/fuzz/FuzzX).
+// until one fails. They run in the fuzz package's directory (fuzzDir) when the working directory
+// has one, so that they start from their seed corpora (fuzz/testdata/fuzz/FuzzX); the fuzzer
+// writes a failing input it finds there too, where the control's run replays it.
 func FuzzPhase(ft string, env []string, budget time.Duration, cache string, log io.Writer) KillResult {
 	f := KillResult{}
 	per := FuzzPerTarget(budget)
-	dir := ""
-	if st, err := os.Stat("fuzz/testdata/fuzz"); err == nil && st.IsDir() {
-		if abs, err := filepath.Abs(ft); err == nil {
-			ft, dir = abs, "fuzz"
-		}
-		if abs, err := filepath.Abs(cache); err == nil {
-			cache = abs
-		}
+	ft, dir := fuzzDir(ft)
+	if abs, err := filepath.Abs(cache); err == nil {
+		cache = abs
 	}
 	for _, t := range FuzzTargets {
 		f.add(RunUntilFail(dir, ft, []string{"-test.run=^$", "-test.fuzz=^" + t + "$", "-test.fuzztime=" + per.String(), "-test.fuzzminimizetime=10x",

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +26,9 @@ type Config struct {
 	Jobs         int           // libraries built at once
 }
 
-// Plan says in one line what Run does with todo: how many libraries of which kind are built, what
-// runs on each, and where the kill matrix goes.
+// Plan says in one line what Run does with todo: how many libraries of which kind are built (the
+// unmutated build always, as the control, with a row of its own only when todo holds it), what
+// runs on each, how a kill is confirmed, and where the kill matrix goes.
 func Plan(cfg Config, todo []Mutant) string {
 	n, unmutated := len(todo), false
 	for _, m := range todo {
@@ -34,12 +36,17 @@ func Plan(cfg Config, todo []Mutant) string {
 			n, unmutated = n-1, true
 		}
 	}
+	libs := len(todo)
 	var what []string
 	if n > 0 {
 		what = append(what, count(n, "mutant", "mutants"))
 	}
+	on := "each"
 	if unmutated {
 		what = append(what, "the unmutated build")
+	} else {
+		what = append(what, "the unmutated build as the control, without a row of its own")
+		libs, on = libs+1, "each mutant"
 	}
 	grid := "-short"
 	if cfg.Full {
@@ -52,9 +59,13 @@ func Plan(cfg Config, todo []Mutant) string {
 	if cfg.Conventional {
 		steps = append(steps, "the conventional suite")
 	}
-	return fmt.Sprintf("%s (%s), built %d at a time; then on each %s; kill matrix in %s",
-		count(len(todo), cfg.Kind+" library", cfg.Kind+" libraries"), strings.Join(what, " and "), max(1, cfg.Jobs),
-		strings.Join(steps, ", "), filepath.Join(cfg.Out, "kill-matrix.md"))
+	confirm := ""
+	if n > 0 {
+		confirm = "; a mutant's kill counts only when the killing test, run alone on the unmutated build (the control), passes there"
+	}
+	return fmt.Sprintf("%s (%s), built %d at a time; then on %s %s%s; kill matrix in %s",
+		count(libs, cfg.Kind+" library", cfg.Kind+" libraries"), strings.Join(what, " and "), max(1, cfg.Jobs), on,
+		strings.Join(steps, ", "), confirm, filepath.Join(cfg.Out, "kill-matrix.md"))
 }
 
 // count is "1 one" or "n many".
@@ -65,12 +76,16 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// Run builds every library of todo (cfg.Jobs at a time), then runs each through the grid, the
-// fuzz phase while it survives (the unmutated build: always, it must survive the whole budget)
-// and the conventional suite, writing the kill matrix after every row, so that a run stopped
-// early still leaves one. Progress goes to stdout, go's errors (building a missing test binary) to
-// stderr. The error is for what stops the run (the out directory, a test binary, a log file); the
-// rows say how each library fared (Row.OK).
+// Run builds every library of todo (cfg.Jobs at a time) and the unmutated build, the control
+// (todo's own row 0 when it holds one; else built beside the mutants, with no row of its own), then
+// runs each library of todo through the grid, the fuzz phase while it survives (the unmutated
+// build: always, it must survive the whole budget) and the conventional suite. A mutant's kill
+// by the grid or the fuzz phase is then confirmed on the control ([Control]): the killing test
+// alone must pass on the unmutated build, else the row is unconfirmed, not killed; a control that
+// did not build confirms nothing. The kill matrix is written after every row, so that a run
+// stopped early still leaves one. Progress goes to stdout, go's errors (building a missing test
+// binary) to stderr. The error is for what stops the run (the out directory, a test binary, a
+// log file); the rows say how each library fared (Row.OK).
 func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Out, "logs"), 0o755); err != nil {
 		return nil, err
@@ -79,7 +94,16 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 	if err := EnsureTestBinaries(kt, ft, stdout, stderr); err != nil {
 		return nil, err
 	}
-	libs, berrs := buildAll(cfg, todo, stdout)
+	builds := todo
+	c := slices.IndexFunc(todo, func(m Mutant) bool { return m.ID == 0 })
+	if c < 0 {
+		builds, c = append(slices.Clone(todo), Unmutated), len(todo)
+	}
+	libs, berrs := buildAll(cfg, builds, stdout)
+	ctl := controlLib{err: berrs[c]}
+	if ctl.err == nil {
+		ctl.lib, _ = filepath.Abs(libs[c])
+	}
 	var rows []*Row
 	for i, m := range todo {
 		row := &Row{Mutant: m, Build: "ok"}
@@ -90,7 +114,7 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 			fmt.Fprintln(stdout, row.Verdict())
 			continue
 		}
-		if err := runOne(cfg, row, libs[i], kt, ft, stdout); err != nil {
+		if err := runOne(cfg, row, libs[i], kt, ft, ctl, stdout); err != nil {
 			return rows, err
 		}
 		fmt.Fprintln(stdout, row.Verdict())
@@ -134,7 +158,11 @@ func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 			if berrs[i] != nil {
 				status = "FAILED to build"
 			}
-			fmt.Fprintf(stdout, "  [%d/%d] mutant %d (%s) %s, %v\n", done, len(todo), m.ID, m.Name, status, time.Since(t0).Round(time.Second))
+			name := fmt.Sprintf("mutant %d (%s)", m.ID, m.Name)
+			if m.ID == 0 {
+				name = fmt.Sprintf("mutant %d (%s, the control)", m.ID, m.Name)
+			}
+			fmt.Fprintf(stdout, "  [%d/%d] %s %s, %v\n", done, len(todo), name, status, time.Since(t0).Round(time.Second))
 		}()
 	}
 	wg.Wait()
@@ -142,16 +170,29 @@ func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 	return libs, berrs
 }
 
-// runOne runs the phases on one built library, its output logged to Out/logs/m<id>.log.
-func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
+// phaseEnv is the environment of a phase's test binaries on library lib (absolute): OCTANT_LIB,
+// the reproducers' directory <out>/regressions/<name> (out absolute: the binaries run in their
+// package's directory), and the replay command their failure messages end with, which names the
+// command for a person at the repository root, not a file the binaries open.
+func phaseEnv(lib, out, name string) []string {
+	return []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(out, "regressions", name),
+		"OCTANT_REPLAY_CMD=bin/octant replay"}
+}
+
+// runOne runs the phases on one built library, then confirms a mutant's kill on the control ctl
+// (confirmKill), its output logged to Out/logs/m<id>.log.
+func runOne(cfg Config, row *Row, lib, kt, ft string, ctl controlLib, stdout io.Writer) error {
 	logf, err := os.Create(filepath.Join(cfg.Out, "logs", fmt.Sprintf("m%d.log", row.ID)))
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return err
+	}
 	lib, _ = filepath.Abs(lib)
-	env := []string{"OCTANT_LIB=" + lib, "OCTANT_REGRESSIONS=" + filepath.Join(cfg.Out, "regressions", fmt.Sprintf("m%d", row.ID)),
-		"OCTANT_REPLAY_CMD=bin/octant replay"}
+	env := phaseEnv(lib, out, fmt.Sprintf("m%d", row.ID))
 	gridArgs := []string{"-test.count=1", "-test.skip=^TestConventional"}
 	if !cfg.Full {
 		gridArgs = append(gridArgs, "-test.short")
@@ -163,12 +204,18 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, stdout io.Writer) error {
 	// (the row is an error).
 	if (!row.Grid.Killed || row.ID == 0) && row.Grid.Error == "" && cfg.Budget > 0 {
 		fmt.Fprintf(stdout, "fuzz… ")
-		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(cfg.Out, "fuzzcache"), logf)
+		f := FuzzPhase(ft, env, cfg.Budget, filepath.Join(out, "fuzzcache"), logf)
 		row.Fuzz = &f
+	}
+	// A mutant's kill counts only once the killing test passes on the unmutated build.
+	if killed, _, _, _ := row.phaseKill(); killed && row.ID != 0 {
+		fmt.Fprintf(stdout, "control… ")
+		row.Control = confirmKill(row, ctl, kt, ft, gridArgs, out, logf)
 	}
 	if cfg.Conventional {
 		fmt.Fprintf(stdout, "conventional… ")
-		c := RunUntilFail("", kt, []string{"-test.count=1", "-test.run=^TestConventional"}, env, 0, logf)
+		bin, dir := gridsDir(kt)
+		c := RunUntilFail(dir, bin, []string{"-test.count=1", "-test.run=^TestConventional"}, env, 0, logf)
 		row.Conventional = &c
 	}
 	return nil

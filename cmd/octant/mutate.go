@@ -12,13 +12,14 @@ import (
 )
 
 // runMutate parses the flags, selects the mutants and runs package mutate: build each mutant
-// library, run the grid, the fuzz targets and the conventional suite on it, write the kill matrix.
+// library and the unmutated one (the control), run the grid, the fuzz targets and the
+// conventional suite on each, confirm each kill on the control, write the kill matrix.
 func runMutate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kind := fs.String("kind", "", "library to build: cuda (needs nvcc) or emu (the CPU emulator); default cuda when nvcc is on PATH, else emu")
 	all := fs.Bool("all", false, "run every mutant of --header and the unmutated build")
-	only := fs.String("only", "", "run only these comma-separated mutant ids (0 = the unmutated build)")
+	only := fs.String("only", "", "run only these comma-separated mutant ids (0 = the unmutated build's own row; it is built as the control in every run)")
 	budget := fs.Duration("budget-per-mutant", 75*time.Second, "fuzzing budget per mutant after the grid, shared by the five GPU targets (at least 15 s each)")
 	bin := fs.String("bin", "bin", "directory with grids.test and fuzz.test (make gpu-bins); built here with go when missing")
 	out := fs.String("out", mutate.DefaultOut, "directory for kill-matrix.md, kill-matrix.json and the logs")
@@ -31,17 +32,21 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 
 Builds each mutant library (corpus/mutants.md; make <kind>-mutant MUTANT=<id>) and the unmutated
 one, runs the kernel grid and then the GPU fuzz targets until the mutant is killed or its budget
-ends, and the conventional suite beside it; writes a kill matrix. Run from the repository root.
+ends, and the conventional suite beside it; writes a kill matrix. Run from the repository root
+(the test binaries run in grids/ and fuzz/, as go test runs them).
 
 A full run builds every mutant (25 and more) and tests each for up to its budget, so it starts only
 when asked: --all for every mutant and the unmutated build, --only for some. Without either it
 prints what --all would build and run, and exits 2. It prints that plan first when it starts, too.
 The output goes to `+mutate.DefaultOut+` by default, under the git-ignored build/.
 A kill is a failed test in the test binaries' own results (-test.v=test2json events, as go test
--json reads them), never a matched message; a phase that could not run is an error, and a row on
-which no test passed (all skipped, or none ran) has no evidence: neither is a kill or a pass.
+-json reads them), never a matched message, and it counts only when that test, run alone on the
+unmutated build (the control: built in every run, with a row of its own only with --all or
+--only 0), passes there; otherwise the row is unconfirmed. A phase that could not run is an
+error, and a row on which no test passed (all skipped, or none ran) has no evidence: none of
+these is a kill or a pass.
 Exit 0 when every mutant is killed and the unmutated build passes with evidence, 1 otherwise
-(a survivor, an error, no evidence), 2 on usage errors.`)
+(a survivor, an unconfirmed kill, an error, no evidence), 2 on usage errors.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

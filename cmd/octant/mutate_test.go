@@ -35,7 +35,8 @@ func TestMutateNeedsSelection(t *testing.T) {
 			}
 		}
 	}
-	if code, _, errs := runCLI("mutate", "-h"); code != 0 || !strings.Contains(errs, "--all") || !strings.Contains(errs, "build/mutate") {
+	if code, _, errs := runCLI("mutate", "-h"); code != 0 || !strings.Contains(errs, "--all") || !strings.Contains(errs, "build/mutate") ||
+		!strings.Contains(errs, "run alone on the\nunmutated build (the control") || !strings.Contains(errs, "unconfirmed") {
 		t.Errorf("mutate -h: exit %d\n%s", code, errs)
 	}
 }
