@@ -20,7 +20,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	kind := fs.String("kind", "", "library to build: cuda (needs nvcc) or emu (the CPU emulator); default cuda when nvcc is on PATH, else emu")
 	all := fs.Bool("all", false, "run every mutant of --header and the unmutated build")
 	only := fs.String("only", "", "run only these comma-separated mutant ids (0 = the unmutated build's own row; it is built as the control in every run)")
-	budget := fs.Duration("budget-per-mutant", 75*time.Second, "fuzzing budget per mutant after the grid, shared by the five GPU targets (at least 15 s each)")
+	budget := fs.Duration("budget-per-mutant", 75*time.Second, "fuzzing budget per mutant after the grid, shared by the GPU fuzz targets (mutate.FuzzTargets; at least 15 s each)")
 	bin := fs.String("bin", "bin", "directory with grids.test and fuzz.test (make gpu-bins); built here with go when missing")
 	out := fs.String("out", mutate.DefaultOut, "directory for kill-matrix.md, kill-matrix.json and the logs")
 	full := fs.Bool("full", false, "run the full kernel grid instead of the -short one")
