@@ -17,6 +17,13 @@ type capiBackend struct {
 	info DeviceInfo
 }
 
+// A capiBackend is a Backend with the device timer and call times of the C library.
+var (
+	_ Backend   = (*capiBackend)(nil)
+	_ Timer     = (*capiBackend)(nil)
+	_ CallTimer = (*capiBackend)(nil)
+)
+
 // openCapi opens device index dev of l (octave_open) and reads its description.
 func openCapi(l *Lib, dev int) (*capiBackend, error) {
 	var ctx uintptr
