@@ -265,3 +265,24 @@ func TestBackendSyncError(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendCopyD2D: Device.CopyD2D copies between device buffers through the backend, and the
+// backend's refusal of a copy that leaves an allocation comes back as its *Error.
+func TestBackendCopyD2D(t *testing.T) {
+	d, be := openMemDevice(t)
+	src, err := d.AllocWith([]byte("device bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := d.Alloc(src.Len, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyD2D(dst.Ptr, src.Ptr, uint64(src.Len)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dst.Bytes(); err != nil || string(got) != "device bytes" || be.Calls("octave_copy_d2d") != 1 {
+		t.Errorf("after CopyD2D: %q, %v, %d backend copies; expected \"device bytes\" from 1 copy", got, err, be.Calls("octave_copy_d2d"))
+	}
+	wantErrorStatus(t, "CopyD2D past the allocation", d.CopyD2D(dst.Ptr, src.Ptr, 1<<20), ErrInvalidArgument, "not inside an outstanding allocation")
+}

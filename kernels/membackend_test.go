@@ -120,30 +120,35 @@ func (m *memBackend) Free(p uintptr) error {
 	return nil
 }
 
-func (m *memBackend) CopyH2D(dst uintptr, src []byte) error {
+// access counts a call of method and runs f on the memory [p, p+n), which must lie inside one
+// outstanding allocation.
+func (m *memBackend) access(method string, p uintptr, n uint64, f func(r []byte)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.count("octave_copy_h2d"); err != nil {
+	if err := m.count(method); err != nil {
 		return err
 	}
-	r, err := m.region("copy_h2d", dst, uint64(len(src)))
+	r, err := m.region(method, p, n)
 	if err == nil {
-		copy(r, src)
+		f(r)
 	}
 	return err
 }
 
+func (m *memBackend) CopyH2D(dst uintptr, src []byte) error {
+	return m.access("octave_copy_h2d", dst, uint64(len(src)), func(r []byte) { copy(r, src) })
+}
+
 func (m *memBackend) CopyD2H(dst []byte, src uintptr) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.count("octave_copy_d2h"); err != nil {
-		return err
-	}
-	r, err := m.region("copy_d2h", src, uint64(len(dst)))
-	if err == nil {
-		copy(dst, r)
-	}
-	return err
+	return m.access("octave_copy_d2h", src, uint64(len(dst)), func(r []byte) { copy(dst, r) })
+}
+
+func (m *memBackend) Memset(dst uintptr, v byte, n uint64) error {
+	return m.access("octave_memset", dst, n, func(r []byte) {
+		for i := range r {
+			r[i] = v
+		}
+	})
 }
 
 func (m *memBackend) CopyD2D(dst, src uintptr, n uint64) error {
@@ -152,28 +157,13 @@ func (m *memBackend) CopyD2D(dst, src uintptr, n uint64) error {
 	if err := m.count("octave_copy_d2d"); err != nil {
 		return err
 	}
-	s, err := m.region("copy_d2d", src, n)
+	s, err := m.region("octave_copy_d2d", src, n)
 	if err != nil {
 		return err
 	}
-	d, err := m.region("copy_d2d", dst, n)
+	d, err := m.region("octave_copy_d2d", dst, n)
 	if err == nil {
 		copy(d, s)
-	}
-	return err
-}
-
-func (m *memBackend) Memset(dst uintptr, v byte, n uint64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.count("octave_memset"); err != nil {
-		return err
-	}
-	r, err := m.region("memset", dst, n)
-	if err == nil {
-		for i := range r {
-			r[i] = v
-		}
 	}
 	return err
 }
