@@ -50,7 +50,7 @@ func TestGPUDecode(t *testing.T) {
 	skipWithoutLib(t)
 	l, _ := harnesstest.EnvLib()
 	base := rapidBaseSeed()
-	before := l.Lib.CallTimes()
+	before := l.Dev.CallTimes()
 	start := time.Now()
 	p := run.newDecodePipeline(l)
 	waited := false
@@ -74,7 +74,7 @@ func TestGPUDecode(t *testing.T) {
 	wall := time.Since(start)
 	t.Logf("%d cases judged in %v (%.0f/s), %d at once; -rapid.seed=%d", p.n, wall.Round(time.Millisecond), float64(p.n)/wall.Seconds(), run.DecodeWorkers, base)
 	t.Logf("time: %v", run.Timing)
-	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Lib.CallTimes()))
+	t.Logf("library calls (serialised; total over the run): %s", callTimes(before, l.Dev.CallTimes()))
 	t.Logf("the slowest cases (build and judge wall):%s", run.Slowest())
 	if len(fails) == 0 {
 		return
@@ -104,7 +104,7 @@ func TestGPUDecode(t *testing.T) {
 	}
 }
 
-// callTimes is the time per op between two kernels.Lib.CallTimes, largest first.
+// callTimes is the time per op between two kernels.Device.CallTimes, largest first.
 func callTimes(before, after map[string]time.Duration) string {
 	type opTime struct {
 		op string

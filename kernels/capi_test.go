@@ -28,6 +28,9 @@ func openTestDevice(t *testing.T) (*Lib, *Device) {
 	return l, d
 }
 
+// libOf is the library of a device that Lib.OpenDevice opened.
+func libOf(d *Device) *Lib { return d.be.(*capiBackend).lib }
+
 // wantStatus checks that err is a library error with the status and a message holding every
 // one of words.
 func wantStatus(t *testing.T, what string, err error, st Status, words ...string) *Error {
@@ -111,7 +114,7 @@ func TestOutputStructSize(t *testing.T) {
 		}
 		words[0] = size
 		return l.call("octave_device_get_info", func() int32 {
-			return l.deviceInfo(d.ctx, (*cDeviceInfo)(unsafe.Pointer(&words[0])))
+			return l.deviceInfo(d.Context(), (*cDeviceInfo)(unsafe.Pointer(&words[0])))
 		})
 	}
 	for _, n := range []uint64{0, 8, own - 1} {
@@ -164,7 +167,7 @@ func TestArgsStructSize(t *testing.T) {
 		if extra != 0 {
 			buf[size-1] = extra
 		}
-		return l.call("octave_rotate", func() int32 { return l.rotate(d.ctx, a) })
+		return l.call("octave_rotate", func() int32 { return l.rotate(d.Context(), a) })
 	}
 	for _, n := range []uint64{own, own + 8, own + 4096} {
 		if err := call(n, 0); err != nil {
@@ -181,7 +184,7 @@ func TestArgsStructSize(t *testing.T) {
 // input (a status naming the field, and the same status octave_decode gives), including sizes
 // whose product overflows 64 bits; octave_decode_workspace_bytes (no status) answers 0 for both.
 func TestWorkspaceSize(t *testing.T) {
-	_, d := openTestDevice(t)
+	l, d := openTestDevice(t)
 	for _, c := range []struct {
 		nq, hq, ns, ps int
 		want           uint64
@@ -226,7 +229,7 @@ func TestWorkspaceSize(t *testing.T) {
 	if _, err := d.WorkspaceSize(1<<31, 1, 1, 0); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("WorkspaceSize(2^31, ...): %v, expected an error: num_q does not fit in int32", err)
 	}
-	st := d.lib.workspaceSize(1, 1, 1, 0, nil)
+	st := l.workspaceSize(1, 1, 1, 0, nil)
 	if Status(st) != ErrInvalidArgument {
 		t.Errorf("octave_decode_workspace_size with bytes NULL: status %d, expected INVALID_ARGUMENT", st)
 	}
@@ -236,21 +239,23 @@ func TestWorkspaceSize(t *testing.T) {
 func rawAlloc(t *testing.T, d *Device, n uint64) uintptr {
 	t.Helper()
 	var p uintptr
-	if err := d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, n, &p) }); err != nil {
+	l := libOf(d)
+	if err := l.call("octave_alloc", func() int32 { return l.alloc(d.Context(), n, &p) }); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
 func rawFree(d *Device, p uintptr) error {
-	return d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) })
+	l := libOf(d)
+	return l.call("octave_free", func() int32 { return l.free(d.Context(), p) })
 }
 
 // TestFreeOwnAllocationsOnly: octave_free takes only an outstanding allocation of its own context:
 // a second free, a pointer into an allocation, and another context's allocation are refused
 // (INVALID_ARGUMENT, nothing freed), NULL is fine.
 func TestFreeOwnAllocationsOnly(t *testing.T) {
-	_, d := openTestDevice(t)
+	l, d := openTestDevice(t)
 	_, d2 := openTestDevice(t)
 	p1, p2 := rawAlloc(t, d, 4096), rawAlloc(t, d, 1000)
 	if p1%256 != 0 || p2%256 != 0 {
@@ -267,11 +272,11 @@ func TestFreeOwnAllocationsOnly(t *testing.T) {
 	}
 	// p1 is still allocated and usable: the refused frees freed nothing.
 	src := []byte("still allocated")
-	if err := d.lib.call("octave_copy_h2d", func() int32 { return d.lib.copyH2D(d.ctx, p1, unsafe.Pointer(&src[0]), uint64(len(src))) }); err != nil {
+	if err := l.call("octave_copy_h2d", func() int32 { return l.copyH2D(d.Context(), p1, unsafe.Pointer(&src[0]), uint64(len(src))) }); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, len(src))
-	if err := d.lib.call("octave_copy_d2h", func() int32 { return d.lib.copyD2H(d.ctx, unsafe.Pointer(&got[0]), p1, uint64(len(got))) }); err != nil {
+	if err := l.call("octave_copy_d2h", func() int32 { return l.copyD2H(d.Context(), unsafe.Pointer(&got[0]), p1, uint64(len(got))) }); err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(src) {
@@ -321,7 +326,7 @@ func TestCloseFreesAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := rawAlloc(t, d, size)
-		if err := d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, p, int32(i+1), size) }); err != nil {
+		if err := l.call("octave_memset", func() int32 { return l.memset(d.Context(), p, int32(i+1), size) }); err != nil {
 			t.Fatal(err)
 		}
 		small, err := d.Alloc(1000, 0) // a Buffer left outstanding too

@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/octant-kv/octant/arch"
 )
 
-// Device is an opened device (octave_ctx).
+// Device is an opened device: its Backend (a C library's octave_ctx, or another implementation)
+// and what the binding adds above it, canaries, the pool and the checks of its own arguments.
 type Device struct {
-	lib *Lib
-	ctx uintptr
+	be     Backend
+	closed bool
 	// Info is the device's description, read at open.
 	Info DeviceInfo
 
@@ -84,7 +83,7 @@ func (d *Device) drainPool() error {
 	var first error
 	for class, l := range d.pool {
 		for _, p := range l {
-			if err := d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) }); err != nil && first == nil {
+			if err := d.be.Free(p); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -137,34 +136,25 @@ func (t TierDesc) Profile(op arch.Op) string {
 	return ""
 }
 
-// OpenDevice opens device index dev. With no device of the library's runtime the error wraps
-// ErrNoDevice and names the runtime ("no HIP device").
-func (l *Lib) OpenDevice(dev int) (*Device, error) {
-	var ctx uintptr
-	if err := l.call("octave_open", func() int32 { return l.open(int32(dev), &ctx) }); err != nil {
-		return nil, err
+// NewDevice is a Device over be, described by be.Info().
+func NewDevice(be Backend) (*Device, error) {
+	if be == nil {
+		return nil, fmt.Errorf("kernels: NewDevice: expected a Backend, got nil")
 	}
-	d := &Device{lib: l, ctx: ctx}
-	info := cDeviceInfo{StructSize: uint64(unsafe.Sizeof(cDeviceInfo{}))}
-	if err := l.call("octave_device_get_info", func() int32 { return l.deviceInfo(ctx, &info) }); err != nil {
-		d.Close()
-		return nil, err
-	}
-	d.Info = DeviceInfo{Name: cString(info.Name[:]), Arch: cString(info.Arch[:]), Runtime: cString(info.Runtime[:]),
-		WaveSize: int(info.WaveSize), LogicalWave: int(info.LogicalWave), ComputeUnits: int(info.ComputeUnits), TotalMemory: info.TotalMemory}
-	return d, nil
+	return &Device{be: be, Info: be.Info()}, nil
 }
 
-// Close releases the device context. The library waits for the device and frees every allocation
-// of the context still outstanding (octave_close): a Buffer not freed before is freed with it, and
-// its Free afterwards returns an error (the context is gone).
+// Close frees the pooled allocations and closes the backend, which frees every allocation still
+// outstanding (the C library: octave_close, after waiting for the device): a Buffer not freed
+// before is freed with it, and its Free afterwards returns an error (the backend is closed). A
+// second Close does nothing.
 func (d *Device) Close() error {
-	if d.ctx == 0 {
+	if d.closed {
 		return nil
 	}
+	d.closed = true
 	perr := d.drainPool()
-	err := d.lib.call("octave_close", func() int32 { return d.lib.close(d.ctx) })
-	d.ctx = 0
+	err := d.be.Close()
 	if err == nil {
 		err = perr
 	}
@@ -172,45 +162,53 @@ func (d *Device) Close() error {
 }
 
 // Tiers lists the tiers available on the device.
-func (d *Device) Tiers() ([]TierDesc, error) {
-	var n int32
-	if err := d.lib.call("octave_tiers", func() int32 { return d.lib.tiers(d.ctx, nil, 0, &n) }); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	c := make([]cTierDesc, n)
-	if err := d.lib.call("octave_tiers", func() int32 { return d.lib.tiers(d.ctx, &c[0], n, &n) }); err != nil {
-		return nil, err
-	}
-	var out []TierDesc
-	for _, t := range c[:n] {
-		out = append(out, TierDesc{Tier: Tier(t.Tier), Ops: int(t.Ops), Name: arch.TierName(cString(t.Name[:])),
-			DecodeProfile: cString(t.DecodeProfile[:]), PrefillProfile: cString(t.PrefillProfile[:])})
-	}
-	return out, nil
-}
+func (d *Device) Tiers() ([]TierDesc, error) { return d.be.Tiers() }
+
+// BuildInfo is the backend's description of its runtime, targets and compiler (the C library's
+// octave_build_info).
+func (d *Device) BuildInfo() string { return d.be.BuildInfo() }
 
 // Sync waits for the device and reports asynchronous errors.
-func (d *Device) Sync() error {
-	return d.lib.call("octave_sync", func() int32 { return d.lib.sync(d.ctx) })
-}
+func (d *Device) Sync() error { return d.be.Sync() }
 
 // TimerStart enqueues the start mark of the device timer (octave_timer_start) and returns at once.
+// A backend without a Timer refuses it with status ErrUnsupported.
 func (d *Device) TimerStart() error {
-	return d.lib.call("octave_timer_start", func() int32 { return d.lib.timerStart(d.ctx) })
+	t, err := d.timer("octave_timer_start")
+	if err != nil {
+		return err
+	}
+	return t.TimerStart()
 }
 
 // TimerStop enqueues the stop mark, waits for it and returns the device time between the start
 // and stop marks (octave_timer_stop): what CUDA/HIP events measure, idle gaps included. A stop with
-// no start since the last stop is an error.
+// no start since the last stop is an error, and so is a backend without a Timer (ErrUnsupported).
 func (d *Device) TimerStop() (time.Duration, error) {
-	var ms float32
-	if err := d.lib.call("octave_timer_stop", func() int32 { return d.lib.timerStop(d.ctx, &ms) }); err != nil {
+	t, err := d.timer("octave_timer_stop")
+	if err != nil {
 		return 0, err
 	}
-	return time.Duration(float64(ms) * 1e6), nil
+	return t.TimerStop()
+}
+
+// timer is the backend's Timer, or op's error for a backend without one.
+func (d *Device) timer(op string) (Timer, error) {
+	if t, ok := d.be.(Timer); ok {
+		return t, nil
+	}
+	return nil, Unsupported(op, fmt.Sprintf("the backend of device %q (%T)", d.Info.Name, d.be))
+}
+
+// CallTimes returns, per op name ("octave_decode", "octave_sync", ...), the time the backend's
+// calls of that op have taken so far, or nil when the backend does not count them (it is not a
+// CallTimer). The C library serialises its calls, so the sum is a floor under any concurrent
+// caller's wall time, and it counts the calls of every device of the library (Lib.CallTimes).
+func (d *Device) CallTimes() map[string]time.Duration {
+	if c, ok := d.be.(CallTimer); ok {
+		return c.CallTimes()
+	}
+	return nil
 }
 
 // CanaryBytes is the size of the guard region on each side of a Buffer (a multiple of 256 keeps
@@ -291,7 +289,7 @@ func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
 	if err == nil && data != nil {
 		err = b.writeRaw(CanaryBytes, data)
 	} else if err == nil {
-		err = d.lib.call("octave_memset", func() int32 { return d.lib.memset(d.ctx, b.Ptr, int32(fill), uint64(n)) })
+		err = d.be.Memset(b.Ptr, fill, uint64(n))
 	}
 	if err != nil {
 		b.Free()
@@ -308,7 +306,7 @@ func (d *Device) rawAlloc(total uint64) (p uintptr, class uint64, err error) {
 		total = class
 	}
 	if p == 0 {
-		err = d.lib.call("octave_alloc", func() int32 { return d.lib.alloc(d.ctx, total, &p) })
+		p, err = d.be.Alloc(total)
 	}
 	return p, class, err
 }
@@ -318,7 +316,7 @@ func (d *Device) rawFree(p uintptr, class uint64) error {
 	if d.keep(p, class) {
 		return nil
 	}
-	return d.lib.call("octave_free", func() int32 { return d.lib.free(d.ctx, p) })
+	return d.be.Free(p)
 }
 
 // Free releases the buffer (a buffer of a BufferSet's arena: the set frees the arena).
@@ -338,22 +336,14 @@ func (b *Buffer) writeRaw(off int, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	err := b.d.lib.call("octave_copy_h2d", func() int32 {
-		return b.d.lib.copyH2D(b.d.ctx, b.base+uintptr(off), unsafe.Pointer(&src[0]), uint64(len(src)))
-	})
-	runtime.KeepAlive(src)
-	return err
+	return b.d.be.CopyH2D(b.base+uintptr(off), src)
 }
 
 func (b *Buffer) readRaw(off int, dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	err := b.d.lib.call("octave_copy_d2h", func() int32 {
-		return b.d.lib.copyD2H(b.d.ctx, unsafe.Pointer(&dst[0]), b.base+uintptr(off), uint64(len(dst)))
-	})
-	runtime.KeepAlive(dst)
-	return err
+	return b.d.be.CopyD2H(dst, b.base+uintptr(off))
 }
 
 // Write copies src into the buffer at byte offset off.
@@ -439,5 +429,5 @@ func checkGuards(name string, front, rear []byte, n int) error {
 // runtime may return before the device has finished the copy (cudaMemcpy between device buffers
 // does); Sync waits for it.
 func (d *Device) CopyD2D(dst, src uintptr, n uint64) error {
-	return d.lib.call("octave_copy_d2d", func() int32 { return d.lib.copyD2D(d.ctx, dst, src, n) })
+	return d.be.CopyD2D(dst, src, n)
 }

@@ -24,8 +24,27 @@
 //     class (off by default, so that compute-sanitizer memcheck sees exact allocations; the fuzz
 //     harness and the conformance runner turn it on).
 //
+// # Backends
+//
+// A [Device] runs on a [Backend]: its memory (Alloc, Free, the copies, Memset, Sync), its ops and
+// its description. [Lib.OpenDevice] builds one over the C library's octave_ctx (capi.go); [NewDevice]
+// builds one over any other implementation, such as a process that owns the device memory. The
+// Device keeps everything above the backend for every backend alike: canaries, BufferSet, the pool,
+// struct_size, the int32 checks of WorkspaceSize. Backend's comment states the contract a backend
+// keeps (errors, addresses, order, Sync). What only the C ABI has behaves so on another backend:
+//
+//   - [Device.TimerStart] and [Device.TimerStop] need a backend that is a [Timer]; without one
+//     they return an [*Error] with status [ErrUnsupported] (not a status of the C ABI).
+//   - [Device.CallTimes] is nil unless the backend is a [CallTimer] (the C library counts its calls).
+//   - [Device.Context] is 0; a test entry point given 0 refuses it with INVALID_ARGUMENT ("ctx is
+//     NULL"). [Lib.BindSelftest] and [Lib.CallSelftest] belong to a C library, so only the devices
+//     a Lib opened reach its test entry points.
+//   - [Device.WorkspaceBytes] is the backend's WorkspaceSize with its error dropped (the C
+//     library answers octave_decode_workspace_bytes itself, without its lock).
+//
 // The package's tests are the binding's own; those that need a library skip when OCTANT_LIB is not
-// set (openTestLib). The kernel tests, every op and tier of a library judged against the oracle,
+// set (openTestLib), and the Device's memory paths are tested without one too, over a backend of
+// host memory (membackend_test.go). The kernel tests, every op and tier of a library judged against the oracle,
 // are package grids. [Lib.BindSelftest] and [Lib.CallSelftest] reach the library's test entry
 // points (csrc/include/octave_selftest.h, not part of the C ABI) for its model tests.
 package kernels

@@ -6,32 +6,41 @@ import (
 	"unsafe"
 )
 
-// Each op fills in struct_size and calls the library. Arguments are checked by the library; its
-// status and message come back as an *Error. Ops are asynchronous: call Sync (or read a buffer) to
-// see asynchronous errors.
+// Each op fills in struct_size and calls the backend. Arguments are checked by the backend (the C
+// library: its status and message come back as an *Error). Ops are asynchronous: call Sync (or
+// read a buffer) to see asynchronous errors.
 
 // Store runs octave_cache_store.
 func (d *Device) Store(a StoreArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_cache_store", func() int32 { return d.lib.cacheStore(d.ctx, &a) })
+	return d.be.Store(&a)
 }
 
 // Rotate runs octave_rotate (in place).
 func (d *Device) Rotate(a RotateArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_rotate", func() int32 { return d.lib.rotate(d.ctx, &a) })
+	return d.be.Rotate(&a)
 }
 
 // Decode runs octave_decode (split-KV attention and its reduce).
 func (d *Device) Decode(a DecodeArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_decode", func() int32 { return d.lib.decode(d.ctx, &a) })
+	return d.be.Decode(&a)
 }
 
 // WorkspaceBytes is octave_decode_workspace_bytes: the partials a decode needs, 0 both on bad input
-// and for an empty decode (WorkspaceSize tells them apart).
+// and for an empty decode (WorkspaceSize tells them apart). The C library answers it without its
+// lock (it writes no message); another backend answers it with WorkspaceSize, its error dropped.
 func (d *Device) WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64 {
-	return d.lib.workspaceBytes(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride))
+	q, h, ns, ps := int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride)
+	if c, ok := d.be.(*capiBackend); ok {
+		return c.workspaceBytes(q, h, ns, ps)
+	}
+	n, err := d.be.WorkspaceSize(q, h, ns, ps)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // WorkspaceSize is octave_decode_workspace_size: the partials a decode needs, or the status and
@@ -46,27 +55,23 @@ func (d *Device) WorkspaceSize(numQ, numQHeads, numSplits, partialStride int) (u
 			return 0, fmt.Errorf("kernels: WorkspaceSize: %s = %d does not fit in int32", v.name, v.x)
 		}
 	}
-	var n uint64
-	err := d.lib.call("octave_decode_workspace_size", func() int32 {
-		return d.lib.workspaceSize(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride), &n)
-	})
-	return n, err
+	return d.be.WorkspaceSize(int32(numQ), int32(numQHeads), int32(numSplits), int32(partialStride))
 }
 
 // Reduce runs octave_reduce on partials.
 func (d *Device) Reduce(a ReduceArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_reduce", func() int32 { return d.lib.reduce(d.ctx, &a) })
+	return d.be.Reduce(&a)
 }
 
 // Prefill runs octave_prefill.
 func (d *Device) Prefill(a PrefillArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_prefill", func() int32 { return d.lib.prefill(d.ctx, &a) })
+	return d.be.Prefill(&a)
 }
 
 // QueryMaps runs octave_query_maps.
 func (d *Device) QueryMaps(a QueryMapsArgs) error {
 	a.structSize = uint64(unsafe.Sizeof(a))
-	return d.lib.call("octave_query_maps", func() int32 { return d.lib.queryMaps(d.ctx, &a) })
+	return d.be.QueryMaps(&a)
 }

@@ -28,5 +28,11 @@ func (l *Lib) BindSelftest(name string, fn any) error {
 func (l *Lib) CallSelftest(name string, f func() int32) error { return l.call(name, f) }
 
 // Context is the device's octave_ctx, the first argument of a test entry point that runs on the
-// device.
-func (d *Device) Context() uintptr { return d.ctx }
+// device. It is 0 for a device whose backend is not a C library's (NewDevice) and after Close: an
+// entry point given 0 refuses it with a status (INVALID_ARGUMENT), as the ABI's calls do.
+func (d *Device) Context() uintptr {
+	if c, ok := d.be.(*capiBackend); ok {
+		return c.ctx
+	}
+	return 0
+}
