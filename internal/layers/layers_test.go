@@ -35,7 +35,7 @@ var rules = []rule{
 	{dir: "mutate", forbidden: []string{"fuzz", "testing"}, why: "callers take their cases from package cases"},
 	{dir: "cmd", tree: true, except: []string{"cmd/octant/testdata"}, forbidden: []string{"fuzz", "testing", "harness/harnesstest"},
 		why: "commands take flags, not test helpers"},
-	{dir: "kernels", forbidden: append([]string{"harness", "oracle"}, above...), why: "the binding is below the judge"},
+	{dir: "kernels", tree: true, forbidden: append([]string{"harness", "oracle"}, above...), why: "the binding and its backends are below the judge"},
 	{dir: "oracle", forbidden: append([]string{"harness", "kernels"}, above...), why: "the oracle knows no library"},
 	{dir: "arch", tree: true, forbidden: append([]string{"harness", "kernels", "oracle"}, above...), why: "arch is the ground floor"},
 }
