@@ -1,9 +1,10 @@
 // Package worker is a [kernels.Backend] whose device memory belongs to a child Python process,
 // so that third-party code run there (PyTorch ops, Python callables) can fault, raise or hang and
-// Octant sees an error, never a crash of its own. This version has memory, Sync and the worker's
-// life: every op returns an [*kernels.Error] with status [kernels.ErrUnsupported]. [kernels.NewDevice]
-// makes a Device of a [*Backend], so BufferSet, canaries and the pool work over it as over the C
-// library. docs/worker.md is the protocol's specification.
+// Octant sees an error, never a crash of its own. The ops run in an adapter, a Python module the
+// worker loads (docs/adapters.md: its contract; py/octant_adapters/capi.py, the reference adapter,
+// runs any Octave C library through ctypes). [kernels.NewDevice] makes a Device of a [*Backend],
+// so BufferSet, canaries and the pool work over it as over the C library. docs/worker.md is the
+// protocol's specification.
 //
 // # Process
 //
@@ -23,10 +24,11 @@
 //
 // Every message is u32 length | u16 type | u16 flags | u64 seq | payload, little-endian; a reply
 // has its request's type and seq, and flag 1 when its payload is an error ({status, name, message,
-// traceback}, JSON). hello and bye carry JSON; h2d, d2h, d2d and memset three u64. The worker
-// handles requests one at a time, in order.
+// traceback}, JSON). hello, bye and tiers carry JSON; h2d, d2h, d2d and memset three u64. The
+// worker handles requests one at a time, in order.
 //
-//	hello   {protocol, gen, arena_bytes, guard_bytes, shm_bytes, device} → {protocol, info, build_info, tiers}
+//	hello   {protocol, gen, arena_bytes, guard_bytes, shm_bytes, device, options}
+//	        → {protocol, info, build_info, tiers, declaration}
 //	h2d     dst, n, shm_off: the bytes are in the window at shm_off          (no reply)
 //	d2h     src, n, shm_off → empty; the bytes are in the window at shm_off
 //	d2d     dst, src, n                                                      (no reply)
@@ -34,11 +36,29 @@
 //	sync    → empty, or the first failure of a request without a reply since the last sync, and
 //	        any write into the arena's guards
 //	fence   → empty (the worker has read every request before it: the window may be reused)
+//	op      u32 op code, u32 0, the ABI struct's bytes verbatim → empty once the adapter's
+//	        callable has returned, or its error
+//	workspace  num_q, num_q_heads, num_splits, partial_stride (i32) → u64 bytes (the ABI's formula)
+//	tiers   → the adapter's tiers (JSON)
 //	bye     → empty, then the worker exits
 //
 // A copy larger than the window goes in pieces. h2d pieces fill the window as a ring: when the
 // next piece does not fit, a fence waits until the worker has read what is there. Any reply means
 // the worker has read every request before it.
+//
+// # Ops
+//
+// An op request carries the ABI's argument struct as Go lays it out (kernels/abi.go), its
+// pointers synthetic addresses; StoreArgs.SlotMappingHost, a pointer into Go's memory, goes as 0
+// (NULL): the host-map variant of a store is not supported through a worker, and the adapter
+// reads slot_mapping from the arena. The worker decodes the struct (abi.py, whose layouts
+// TestStructLayouts checks against kernels/abi.go), checks what bounds its buffers (the op and
+// tier declared, format, dtype, head_size, counts, strides, the decode workspace) with the C
+// library's statuses, translates every pointer to a real address after checking that the bytes
+// its counts and strides imply lie inside the arena (INVALID_ARGUMENT naming the field), and
+// calls the adapter's callable. An exception is ErrRuntime with the exception and its traceback;
+// an op the adapter does not declare is ErrUnsupported; a tier reported other than the one asked
+// is ErrUnsupportedTier ("asked wmma, the adapter reports portable ran (silent fallback)").
 //
 // # Memory
 //

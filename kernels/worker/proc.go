@@ -18,7 +18,8 @@ import (
 	"time"
 )
 
-// The worker's Python sources: the package octant_worker, written to a private directory at Open.
+// The worker's Python sources: the package octant_worker and the reference adapter
+// (octant_adapters/capi.py), written to a private directory at Open.
 // A directory pattern leaves out names that begin with '_', so __init__.py is named as well.
 //
 //go:embed py py/octant_worker/__init__.py
@@ -34,11 +35,14 @@ const (
 	msgMemset uint16 = 6
 	msgSync   uint16 = 7
 	msgFence  uint16 = 8
+	msgOp     uint16 = 9
+	msgWS     uint16 = 10
+	msgTiers  uint16 = 11
 	msgDebug  uint16 = 100
 )
 
 const (
-	protocolVersion = 1
+	protocolVersion = 2
 	headerBytes     = 16      // u32 length | u16 type | u16 flags | u64 seq
 	flagError       = 1       // a reply's flag: the payload is an error (JSON)
 	maxReply        = 4 << 20 // the largest reply payload read: replies are JSON or empty

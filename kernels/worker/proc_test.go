@@ -40,7 +40,7 @@ func TestProtocolConstants(t *testing.T) {
 	}
 	want := map[string]int{"PROTOCOL": protocolVersion, "HELLO": int(msgHello), "BYE": int(msgBye), "H2D": int(msgH2D),
 		"D2H": int(msgD2H), "D2D": int(msgD2D), "MEMSET": int(msgMemset), "SYNC": int(msgSync), "FENCE": int(msgFence),
-		"DEBUG": int(msgDebug), "FLAG_ERROR": flagError, "INVALID_ARGUMENT": int(kernels.ErrInvalidArgument), "RUNTIME": int(kernels.ErrRuntime)}
+		"OP": int(msgOp), "WORKSPACE": int(msgWS), "TIERS": int(msgTiers), "DEBUG": int(msgDebug), "FLAG_ERROR": flagError, "INVALID_ARGUMENT": int(kernels.ErrInvalidArgument), "RUNTIME": int(kernels.ErrRuntime)}
 	got := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^([A-Z_0-9]+) = (\d+)$`).FindAllStringSubmatch(string(src), -1) {
 		got[m[1]], _ = strconv.Atoi(m[2])

@@ -1,12 +1,13 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -25,9 +26,13 @@ type Options struct {
 	// Device is torch mode's device ("cuda:0", "cpu"; "": cuda when torch sees one, else cpu).
 	// Host mode ignores it.
 	Device string
-	// Adapter is the path of a Python source file the worker imports when it starts ("": none).
-	// Its import failing fails Open; the worker calls nothing in it (it has no ops).
+	// Adapter is the path of a Python source file the worker loads when it starts ("": none, and
+	// every op is ErrUnsupported): an adapter (docs/adapters.md), whose callables run the ops.
+	// Its load failing fails Open. A relative path is taken from the working directory.
 	Adapter string
+	// AdapterOptions are handed to the adapter's setup(options) when it is loaded (the k=v of a
+	// spec host:ADAPTER.py?k=v).
+	AdapterOptions map[string]string
 	// ArenaBytes is the device memory the worker allocates when it starts, all that Alloc hands
 	// out (default 256 MiB; rounded up to 256 bytes).
 	ArenaBytes uint64
@@ -67,10 +72,10 @@ type Backend struct {
 	spec   string // ADAPTER_SPEC: mode ":" adapter
 	info   kernels.DeviceInfo
 	build  string
-	tiers  []kernels.TierDesc
-	gen    uint64     // the generation of the worker running or to start next
-	heap   *allocator // allocations of generation gen
-	p      *proc      // the running worker; nil until a request needs one after a death or hang
+	decl   json.RawMessage // the adapter's declaration as the first worker greeted (null: no adapter)
+	gen    uint64          // the generation of the worker running or to start next
+	heap   *allocator      // allocations of generation gen
+	p      *proc           // the running worker; nil until a request needs one after a death or hang
 	closed bool
 
 	posted, waited int // requests sent without a reply, and with one (the tests read them)
@@ -107,6 +112,13 @@ func Open(o Options) (*Backend, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.Adapter != "" {
+		abs, err := filepath.Abs(o.Adapter)
+		if err != nil {
+			return nil, fmt.Errorf("worker: adapter %q: %w", o.Adapter, err)
+		}
+		o.Adapter = abs
+	}
 	dir, err := writeSources(o.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("worker: writing the worker's Python sources: %w", err)
@@ -118,19 +130,24 @@ func Open(o Options) (*Backend, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("worker: starting %q with %s: %w", b.spec, o.Python, err)
 	}
-	b.info, b.build = h.Info.deviceInfo(), h.BuildInfo
-	for _, t := range h.Tiers {
-		b.tiers = append(b.tiers, t.tierDesc())
-	}
+	b.info, b.build, b.decl = h.Info.deviceInfo(), h.BuildInfo, h.Declaration
 	return b, nil
+}
+
+func tierDescs(hs []helloTier) []kernels.TierDesc {
+	var out []kernels.TierDesc
+	for _, t := range hs {
+		out = append(out, t.tierDesc())
+	}
+	return out
 }
 
 // hello is the worker's greeting (protocol.py, hello).
 type hello struct {
-	Protocol  int         `json:"protocol"`
-	Info      helloInfo   `json:"info"`
-	BuildInfo string      `json:"build_info"`
-	Tiers     []helloTier `json:"tiers"`
+	Protocol    int             `json:"protocol"`
+	Info        helloInfo       `json:"info"`
+	BuildInfo   string          `json:"build_info"`
+	Declaration json.RawMessage `json:"declaration"` // the adapter's, normalised (adapter.py); null without one
 }
 
 type helloInfo struct {
@@ -148,6 +165,7 @@ func (i helloInfo) deviceInfo() kernels.DeviceInfo {
 		LogicalWave: i.LogicalWave, ComputeUnits: i.ComputeUnits, TotalMemory: i.TotalMemory}
 }
 
+// helloTier is one tier of the worker's tiers reply (adapter.py, tier_list).
 type helloTier struct {
 	Tier           int32  `json:"tier"`
 	Ops            int    `json:"ops"`
@@ -169,7 +187,7 @@ func (b *Backend) start() (hello, error) {
 		return h, err
 	}
 	req, _ := json.Marshal(map[string]any{"protocol": protocolVersion, "gen": b.gen, "arena_bytes": b.opts.ArenaBytes,
-		"guard_bytes": GuardBytes, "shm_bytes": b.opts.ShmBytes, "device": b.opts.Device})
+		"guard_bytes": GuardBytes, "shm_bytes": b.opts.ShmBytes, "device": b.opts.Device, "options": b.opts.AdapterOptions})
 	reply, isErr, err := p.roundTrip(msgHello, req)
 	if err != nil {
 		return h, errors.New(p.failure("hello", err, false))
@@ -229,8 +247,16 @@ func (b *Backend) running(op string) (*proc, error) {
 	if b.p != nil {
 		return b.p, nil
 	}
-	if _, err := b.start(); err != nil {
+	h, err := b.start()
+	if err != nil {
 		return nil, runtimeError(op, fmt.Sprintf("restarting the worker (generation %d): %v", b.gen, err))
+	}
+	if !bytes.Equal(h.Declaration, b.decl) {
+		b.p.kill()
+		b.p.end(0)
+		b.p = nil
+		return nil, runtimeError(op, fmt.Sprintf("the restarted worker (generation %d) declares %.300s; expected the declaration of the first, %.300s",
+			b.gen, h.Declaration, b.decl))
 	}
 	return b.p, nil
 }
@@ -314,9 +340,6 @@ func (b *Backend) foreign(op string, p uintptr, gen uint64) error {
 
 // Info describes the worker's device, as its first greeting said.
 func (b *Backend) Info() kernels.DeviceInfo { return b.info }
-
-// Tiers are the tiers the worker offers (none: it has no ops).
-func (b *Backend) Tiers() ([]kernels.TierDesc, error) { return slices.Clone(b.tiers), nil }
 
 // BuildInfo is the worker's description of itself: protocol, Python, arena, adapter.
 func (b *Backend) BuildInfo() string { return b.build }
@@ -479,25 +502,6 @@ func (b *Backend) Sync() error {
 	defer b.mu.Unlock()
 	_, err := b.call("octave_sync", "sync", msgSync, nil)
 	return err
-}
-
-// unsupported is the error of an op: the worker has none in this protocol.
-func (b *Backend) unsupported(op string) error {
-	return kernels.Unsupported(op, "the worker backend ("+b.spec+")")
-}
-
-func (b *Backend) Store(*kernels.StoreArgs) error   { return b.unsupported("octave_cache_store") }
-func (b *Backend) Rotate(*kernels.RotateArgs) error { return b.unsupported("octave_rotate") }
-func (b *Backend) Decode(*kernels.DecodeArgs) error { return b.unsupported("octave_decode") }
-func (b *Backend) Reduce(*kernels.ReduceArgs) error { return b.unsupported("octave_reduce") }
-func (b *Backend) Prefill(*kernels.PrefillArgs) error {
-	return b.unsupported("octave_prefill")
-}
-func (b *Backend) QueryMaps(*kernels.QueryMapsArgs) error {
-	return b.unsupported("octave_query_maps")
-}
-func (b *Backend) WorkspaceSize(numQ, numQHeads, numSplits, partialStride int32) (uint64, error) {
-	return 0, b.unsupported("octave_decode_workspace_size")
 }
 
 // closeGrace is how long Close waits for the worker to answer bye and exit before it kills it.

@@ -449,8 +449,10 @@ func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad_adapter.py")
 	good := filepath.Join(dir, "good_adapter.py")
+	empty := filepath.Join(dir, "empty_adapter.py")
 	os.WriteFile(bad, []byte("import octant_no_such_module\n"), 0o600)
-	os.WriteFile(good, []byte("DECLARATION = {}\n"), 0o600)
+	os.WriteFile(good, []byte("DECLARATION = {\"ops\": [\"rotate\"]}\n\ndef rotate(a, mem):\n    pass\n"), 0o600)
+	os.WriteFile(empty, []byte("DECLARATION = {}\n"), 0o600)
 	for _, c := range []struct {
 		name  string
 		o     Options
@@ -460,6 +462,8 @@ func TestOpenErrors(t *testing.T) {
 		{"not python", Options{Python: "false"}, []string{"worker died (exit status 1) during hello"}},
 		{"adapter import", Options{Adapter: bad}, []string{"adapter " + bad + " failed to import", "ModuleNotFoundError", "octant_no_such_module"}},
 		{"adapter missing", Options{Adapter: bad + "-none"}, []string{"no such file; expected the path of a Python source file"}},
+		{"declaration", Options{Adapter: empty}, []string{"DECLARATION: ops: expected a non-empty dict"}},
+		{"options", Options{Adapter: good, AdapterOptions: map[string]string{"lib": "x"}}, []string{"options ['lib'] given, but the adapter has no setup(options)"}},
 		{"torch", Options{Mode: "torch"}, []string{"torch mode needs the Python module torch", "No module named 'torch'"}},
 		{"mode", Options{Mode: "gpu"}, []string{`mode "gpu": expected "host" or "torch"`}},
 	} {
@@ -512,19 +516,26 @@ func TestClose(t *testing.T) {
 	}
 }
 
-// TestNoOps: every op is ErrUnsupported naming the worker; there are no tiers; debug messages
-// are refused by a worker started without the test flag.
-func TestNoOps(t *testing.T) {
+// TestNoAdapter: without an adapter every op is ErrUnsupported naming the worker and there are
+// no tiers; debug messages are refused by a worker started without the test flag.
+func TestNoAdapter(t *testing.T) {
 	b := openTest(t, func(o *Options) { o.testHooks = false })
 	d, err := kernels.NewDevice(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, "Decode", d.Decode(kernels.DecodeArgs{}), kernels.ErrUnsupported, "octave_decode", "the worker backend (host:)")
+	wantError(t, "Decode", d.Decode(kernels.DecodeArgs{}), kernels.ErrUnsupported, "octave_decode", "the worker backend (host:), which has no adapter,")
 	wantError(t, "Store", d.Store(kernels.StoreArgs{}), kernels.ErrUnsupported, "octave_cache_store")
 	if tiers, err := d.Tiers(); len(tiers) != 0 || err != nil {
 		t.Errorf("Tiers: %v, %v; expected none", tiers, err)
 	}
+	if n, err := d.WorkspaceSize(2, 4, 3, 0); n != 2*4*3*260*4 || err != nil {
+		t.Errorf("WorkspaceSize(2, 4, 3, 0): %d, %v; expected %d (the ABI's formula, partial_stride 0 -> 260)", n, err, 2*4*3*260*4)
+	}
+	_, err = d.WorkspaceSize(2, 4, 3, 259)
+	wantError(t, "WorkspaceSize with partial_stride 259", err, kernels.ErrWorkspace, "decode_workspace_size: partial_stride = 259 floats, expected a multiple of 4")
+	_, err = d.WorkspaceSize(1<<20, 8, 1024, 1<<30)
+	wantError(t, "WorkspaceSize past 64 bits", err, kernels.ErrWorkspace, "overflows 64 bits")
 	wantError(t, "a debug message", b.debug(map[string]any{"op": "sleep", "seconds": 0}, true), kernels.ErrInvalidArgument, "--test-hooks")
 }
 

@@ -5,6 +5,7 @@ Go hands out the usable bytes (kernels/worker/alloc.go) and names them by addres
 gen << 40 | offset; the worker checks the generation and the bounds of every address it is given.
 Host mode keeps the arena in an anonymous memory map; torch mode in one torch.uint8 tensor.
 """
+import ctypes
 import mmap
 import os
 import sys
@@ -105,6 +106,10 @@ class HostArena(Arena):
     def flip(self, off):
         self.mm[off] ^= 0xFF
 
+    def base_address(self):
+        """The process address of arena offset 0."""
+        return ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
+
     def info(self):
         return {"name": "host memory of a Python worker", "arch": "host", "runtime": "Python",
                 "wave_size": 32, "logical_wave": 32, "compute_units": os.cpu_count() or 1,
@@ -177,6 +182,10 @@ class TorchArena(Arena):
 
     def flip(self, off):
         self.t[off:off + 1].bitwise_xor_(0xFF)
+
+    def base_address(self):
+        """The device address of arena offset 0."""
+        return self.t.data_ptr()
 
     def info(self):
         torch = self.torch

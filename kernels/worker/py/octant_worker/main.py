@@ -1,10 +1,10 @@
 """The worker's request loop: python -X faulthandler -c BOOTSTRAP ADAPTER_SPEC [--test-hooks].
 
 ADAPTER_SPEC is MODE ":" ADAPTER: MODE "host" or "torch", ADAPTER the path of a Python source
-file to import at hello, or nothing. Requests are read from fd 3 one at a time, in order; replies
+file to load at hello (adapter.py: the contract), or nothing; op requests run its callables
+(bridge.py). Requests are read from fd 3 one at a time, in order; replies
 go to fd 4; fd 5 is the shared-memory window. stdout and stderr are not the protocol.
 """
-import importlib.util
 import io
 import json
 import mmap
@@ -15,8 +15,10 @@ import sys
 import time
 import traceback
 
+from . import abi, adapter
 from . import protocol as P
 from .arena import HostArena, TorchArena, import_torch
+from .bridge import Bridge, workspace_request
 from .protocol import INVALID_ARGUMENT, RUNTIME, WorkerError
 
 REQ_FD, REP_FD, SHM_FD = 3, 4, 5
@@ -24,24 +26,8 @@ TEST_FLAG = "--test-hooks"
 
 # What each request is called in messages, and whether it has a reply (DEBUG: its payload says).
 NAMES = {P.HELLO: "hello", P.BYE: "bye", P.H2D: "h2d", P.D2H: "d2h", P.D2D: "d2d", P.MEMSET: "memset",
-         P.SYNC: "sync", P.FENCE: "fence", P.DEBUG: "debug"}
-REPLIES = {P.HELLO, P.BYE, P.D2H, P.SYNC, P.FENCE}
-
-
-def load_adapter(path):
-    """Imports the adapter's source file as module octant_adapter."""
-    if not os.path.isfile(path):
-        raise WorkerError(INVALID_ARGUMENT, f"adapter {path}: no such file; expected the path of a Python source file")
-    spec = importlib.util.spec_from_file_location("octant_adapter", path)
-    if spec is None or spec.loader is None:
-        raise WorkerError(INVALID_ARGUMENT, f"adapter {path}: not importable; expected a Python source file (.py)")
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException as e:  # SystemExit too: an adapter must not end the worker by importing it
-        raise WorkerError(RUNTIME, f"adapter {path} failed to import: {type(e).__name__}: {e}",
-                          traceback.format_exc()) from None
-    return mod
+         P.SYNC: "sync", P.FENCE: "fence", P.OP: "op", P.WORKSPACE: "workspace", P.TIERS: "tiers", P.DEBUG: "debug"}
+REPLIES = {P.HELLO, P.BYE, P.D2H, P.SYNC, P.FENCE, P.OP, P.WORKSPACE, P.TIERS}
 
 
 class Worker:
@@ -50,12 +36,15 @@ class Worker:
         self.mode, _, self.adapter_path = spec.partition(":")
         self.hooks = hooks
         self.arena = None
-        self.adapter = None
+        self.adapter = None  # the adapter's module
+        self.decl = None  # its normalised declaration
+        self.bridge = None
         self.shm_bytes = 0
         self.pending = []  # failures of requests without a reply since the last sync
         self.fail_h2d = None  # test hook: the message the next h2d fails with
         self.handlers = {P.HELLO: self.hello, P.BYE: self.bye, P.H2D: self.h2d, P.D2H: self.d2h, P.D2D: self.d2d,
-                         P.MEMSET: self.memset, P.SYNC: self.sync, P.FENCE: self.fence, P.DEBUG: self.debug}
+                         P.MEMSET: self.memset, P.SYNC: self.sync, P.FENCE: self.fence, P.OP: self.op,
+                         P.WORKSPACE: self.workspace, P.TIERS: self.tiers, P.DEBUG: self.debug}
 
     def hello(self, payload):
         h = json.loads(payload)
@@ -72,11 +61,19 @@ class Worker:
             self.arena = HostArena(*args)
         else:
             self.arena = TorchArena(import_torch(), h.get("device") or "", *args)
-        if self.adapter_path:
-            self.adapter = load_adapter(self.adapter_path)
+        info = self.arena.info()
         build = (f"octant worker, protocol {P.PROTOCOL}; Python {platform.python_version()}; {self.arena.describe()}; "
                  + (f"adapter {self.adapter_path}" if self.adapter_path else "no adapter"))
-        return json.dumps({"protocol": P.PROTOCOL, "info": self.arena.info(), "build_info": build, "tiers": []}).encode()
+        tiers = []
+        if self.adapter_path:
+            self.adapter, self.decl = adapter.load(self.adapter_path, h.get("options") or {})
+            self.bridge = Bridge(self.adapter, self.decl, self.arena, self.mode)
+            info.update(self.decl["info"])
+            if self.decl["build_info"]:
+                build += "; " + self.decl["build_info"]
+            tiers = self.decl["tiers"]
+        return json.dumps({"protocol": P.PROTOCOL, "info": info, "build_info": build, "tiers": tiers,
+                           "declaration": self.decl}).encode()
 
     def ready(self, what):
         if self.arena is None:
@@ -88,7 +85,25 @@ class Worker:
             raise WorkerError(INVALID_ARGUMENT, f"{what}: [{shm_off}, +{n}) is outside the {self.shm_bytes}-byte window")
 
     def bye(self, payload):
+        close = getattr(self.adapter, "close", None)
+        if callable(close):
+            close()
         return b""
+
+    def op(self, payload):
+        self.ready("op")
+        if self.bridge is None:
+            code = int.from_bytes(payload[:4], "little") if len(payload) >= 4 else -1
+            lay = abi.OPS.get(code)
+            raise WorkerError(abi.UNSUPPORTED, f"the worker has no adapter: it does not implement "
+                                               f"{abi.ENTRY[lay.op] if lay else f'op code {code}'}")
+        return self.bridge.op(payload)
+
+    def workspace(self, payload):
+        return workspace_request(payload)
+
+    def tiers(self, payload):
+        return json.dumps(self.decl["tiers"] if self.decl else []).encode()
 
     def h2d(self, payload):
         dst, n, shm_off = P.COPY.unpack(payload)
@@ -128,6 +143,15 @@ class Worker:
             a.wait()
         except Exception as e:
             failures.append(WorkerError(RUNTIME, f"waiting for the device: {type(e).__name__}: {e}", traceback.format_exc()))
+        sync = getattr(self.adapter, "sync", None)
+        if callable(sync):
+            try:
+                sync()
+            except adapter.OpError as e:
+                failures.append(WorkerError(e.status, f"the adapter's sync: {e.message}"))
+            except Exception as e:
+                failures.append(WorkerError(RUNTIME, f"the adapter's sync raised {type(e).__name__}: {e}",
+                                            traceback.format_exc()))
         guards = a.check_guards()
         if not failures and not guards:
             return b""

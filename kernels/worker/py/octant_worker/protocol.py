@@ -7,7 +7,9 @@ import json
 import os
 import struct
 
-PROTOCOL = 1
+from .abi import STATUS_NAMES
+
+PROTOCOL = 2
 
 # Message types.
 HELLO = 1
@@ -18,22 +20,24 @@ D2D = 5
 MEMSET = 6
 SYNC = 7
 FENCE = 8
+OP = 9
+WORKSPACE = 10
+TIERS = 11
 DEBUG = 100
 
 # Reply flags.
 FLAG_ERROR = 1
 
-# Statuses of error replies (enum octave_status).
+# Statuses of error replies (enum octave_status; abi.py has them all).
 INVALID_ARGUMENT = 1
 RUNTIME = 17
-STATUS_NAMES = {INVALID_ARGUMENT: "OCTAVE_ERR_INVALID_ARGUMENT", RUNTIME: "OCTAVE_ERR_RUNTIME"}
 
 HEADER = struct.Struct("<IHHQ")
 # The payload of h2d (dst, n, shm_off), d2h (src, n, shm_off), d2d (dst, src, n) and memset
 # (dst, n, value).
 COPY = struct.Struct("<QQQ")
 
-# The largest request payload read (requests are JSON or three u64).
+# The largest request payload read (requests are JSON, three u64 or an op's struct).
 MAX_REQUEST = 1 << 20
 
 
