@@ -40,10 +40,20 @@ const (
 	// GoldenEnv is the directory of the upstream golden vectors (corpus/golden/upstream), for a
 	// test binary run where that directory is not found from the working directory.
 	GoldenEnv = "OCTANT_GOLDEN"
+	// PythonEnv is the Python interpreter that runs a worker, when LibEnv (or --lib) is a worker
+	// spec such as host:ADAPTER.py (a path, or a name looked up in PATH).
+	PythonEnv = "OCTANT_PYTHON"
+	// WorkerTimeoutEnv is how long a worker may take over one request before it counts as hung
+	// and is killed (a Go duration).
+	WorkerTimeoutEnv = "OCTANT_WORKER_TIMEOUT"
 )
 
-// DefaultProgress is the progress interval when ProgressEnv is unset.
-const DefaultProgress = 30 * time.Second
+// Defaults when a variable is unset.
+const (
+	DefaultProgress      = 30 * time.Second
+	DefaultPython        = "python3"
+	DefaultWorkerTimeout = 120 * time.Second
+)
 
 // Settings are the values of Octant's environment variables.
 type Settings struct {
@@ -58,6 +68,8 @@ type Settings struct {
 	Progress       time.Duration // ProgressEnv; DefaultProgress when unset, 0 for "off"
 	HIPLib         string        // HIPLibEnv; "" when unset
 	Golden         string        // GoldenEnv; "" when unset (the test looks for the directory)
+	Python         string        // PythonEnv; DefaultPython when unset
+	WorkerTimeout  time.Duration // WorkerTimeoutEnv; DefaultWorkerTimeout when unset
 }
 
 // FromEnv reads the settings from the process environment.
@@ -67,7 +79,17 @@ func FromEnv() (Settings, error) { return Parse(os.LookupEnv) }
 func Parse(lookup func(string) (string, bool)) (Settings, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress,
-		HIPLib: get(HIPLibEnv), Golden: get(GoldenEnv)}
+		HIPLib: get(HIPLibEnv), Golden: get(GoldenEnv), Python: DefaultPython, WorkerTimeout: DefaultWorkerTimeout}
+	if v := get(PythonEnv); v != "" {
+		s.Python = v
+	}
+	if v := get(WorkerTimeoutEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Settings{}, fmt.Errorf("%s=%q: expected a positive Go duration (30s, 2m): how long a worker may take over one request", WorkerTimeoutEnv, v)
+		}
+		s.WorkerTimeout = d
+	}
 	if v := get(TiersEnv); v != "" {
 		s.Tiers = arch.ParseTierNames(v)
 		if slices.Contains(s.Tiers, "") {

@@ -17,13 +17,13 @@ func lookup(env map[string]string) func(string) (string, bool) {
 func TestParse(t *testing.T) {
 	got, err := Parse(lookup(map[string]string{LibEnv: "build/liboctave_emu.so", TiersEnv: "portable, wmma-model",
 		ReplayCmdEnv: "bin/octant replay", RegressionsEnv: "off", DecodeWorkersEnv: "8", ProgressEnv: "2m",
-		HIPLibEnv: "/opt/octant/liboctave_hip.so", GoldenEnv: "corpus/golden/upstream"}))
+		HIPLibEnv: "/opt/octant/liboctave_hip.so", GoldenEnv: "corpus/golden/upstream", PythonEnv: "/usr/bin/python3", WorkerTimeoutEnv: "90s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Settings{Lib: "build/liboctave_emu.so", Tiers: []arch.TierName{arch.Portable, arch.WMMA.Model()}, ReplayCmd: "bin/octant replay",
 		Regressions: "off", RegressionsSet: true, DecodeWorkers: 8, Progress: 2 * time.Minute,
-		HIPLib: "/opt/octant/liboctave_hip.so", Golden: "corpus/golden/upstream"}
+		HIPLib: "/opt/octant/liboctave_hip.so", Golden: "corpus/golden/upstream", Python: "/usr/bin/python3", WorkerTimeout: 90 * time.Second}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Parse (-want +got):\n%s", d)
 	}
@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 	}
 	def, err := Parse(lookup(nil))
 	if err != nil || def.Progress != DefaultProgress || def.DecodeWorkers != 0 || def.RegressionsSet || def.NoReproducers() || def.Tiers != nil ||
-		def.Lib != "" || def.HIPLib != "" || def.Golden != "" {
+		def.Lib != "" || def.HIPLib != "" || def.Golden != "" || def.Python != DefaultPython || def.WorkerTimeout != DefaultWorkerTimeout {
 		t.Errorf("unset: %+v, %v", def, err)
 	}
 	if p, _ := Parse(lookup(map[string]string{ProgressEnv: "off"})); p.Progress != 0 {
@@ -51,6 +51,7 @@ func TestParseRefuses(t *testing.T) {
 		{LibEnv, func(s Settings) string { return s.Lib }},
 		{HIPLibEnv, func(s Settings) string { return s.HIPLib }},
 		{GoldenEnv, func(s Settings) string { return s.Golden }},
+		{PythonEnv, func(s Settings) string { return s.Python }},
 	} {
 		for _, v := range []string{"off", "a b,c", "../relative/dir", "/abs/liboctave.so"} {
 			s, err := Parse(lookup(map[string]string{c.k: v}))
@@ -66,6 +67,8 @@ func TestParseRefuses(t *testing.T) {
 		{ProgressEnv, "soon", "expected a positive Go duration"},
 		{ProgressEnv, "-1s", "expected a positive Go duration"},
 		{TiersEnv, "portable,,mma", "an empty tier name"},
+		{WorkerTimeoutEnv, "soon", "expected a positive Go duration"},
+		{WorkerTimeoutEnv, "0s", "expected a positive Go duration"},
 	} {
 		_, err := Parse(lookup(map[string]string{c.k: c.v}))
 		if err == nil || !strings.Contains(err.Error(), c.k) || !strings.Contains(err.Error(), c.want) {
