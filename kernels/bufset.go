@@ -44,10 +44,10 @@ type BufferSet struct {
 
 // arena is a BufferSet's shared allocation and its host image.
 type arena struct {
-	base  uintptr
-	class uint64
-	img   []byte // canaries and contents of the buffers placed so far, [0, len(img))
-	sent  int    // bytes of img uploaded
+	base uintptr
+	tag  poolTag
+	img  []byte // canaries and contents of the buffers placed so far, [0, len(img))
+	sent int    // bytes of img uploaded
 }
 
 // SetBuffer is one buffer of a BufferSet: the device buffer (its Ptr, Len, Write, Read,
@@ -85,12 +85,12 @@ func (s *BufferSet) place(name string, n int, fill byte, data []byte) *SetBuffer
 		if need > s.Arena {
 			return nil
 		}
-		p, class, err := s.Dev.rawAlloc(uint64(s.Arena))
+		p, tag, err := s.Dev.rawAlloc(uint64(s.Arena))
 		if err != nil {
 			s.err = fmt.Errorf("allocating the buffer arena (%d bytes): %w", s.Arena, err)
 			return &SetBuffer{Buffer: &Buffer{}, Name: name, off: -1}
 		}
-		s.ar = &arena{base: p, class: class}
+		s.ar = &arena{base: p, tag: tag}
 	}
 	a := s.ar
 	off := len(a.img)
@@ -278,7 +278,7 @@ func (s *BufferSet) Free() {
 	}
 	s.list = nil
 	if a := s.ar; a != nil {
-		s.Dev.rawFree(a.base, a.class)
+		s.Dev.rawFree(a.base, a.tag)
 		s.ar = nil
 	}
 }

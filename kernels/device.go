@@ -3,7 +3,6 @@ package kernels
 import (
 	"bytes"
 	"fmt"
-	"math/bits"
 	"sync"
 	"time"
 
@@ -22,75 +21,7 @@ type Device struct {
 	pool    map[uint64][]uintptr // size class → freed allocations kept for reuse; nil: no pooling
 	pooled  uint64               // bytes held in pool
 	poolMax uint64
-}
-
-// EnablePool makes Free keep allocations, up to maxBytes in all, for later Allocs of the same
-// size class (a power of two of at least 64 KiB) instead of returning them to the runtime. A
-// fuzz target allocates and frees a handful of buffers per case, and the runtime's allocator
-// (cudaMalloc, and cudaFree's implicit synchronisation) then costs more than the case. Off by
-// default: with it on, a kernel's access past a buffer's rear canary can land in the
-// allocation's slack, where compute-sanitizer memcheck would otherwise report it, so the kernel
-// tests and sanitizer runs keep exact allocations. The canaries are checked either way.
-func (d *Device) EnablePool(maxBytes uint64) {
-	d.poolMu.Lock()
-	defer d.poolMu.Unlock()
-	if d.pool == nil {
-		d.pool = map[uint64][]uintptr{}
-	}
-	d.poolMax = maxBytes
-}
-
-// sizeClass is the pooled allocation size for total bytes.
-func sizeClass(total uint64) uint64 {
-	return max(1<<16, uint64(1)<<bits.Len64(total-1))
-}
-
-// take returns, when pooling is on, the size class for total bytes and a pooled allocation of
-// that class (0 when the pool has none); when it is off, class 0 and no allocation.
-func (d *Device) take(total uint64) (class uint64, p uintptr) {
-	d.poolMu.Lock()
-	defer d.poolMu.Unlock()
-	if d.pool == nil {
-		return 0, 0
-	}
-	class = sizeClass(total)
-	l := d.pool[class]
-	if len(l) == 0 {
-		return class, 0
-	}
-	p = l[len(l)-1]
-	d.pool[class] = l[:len(l)-1]
-	d.pooled -= class
-	return class, p
-}
-
-// keep puts an allocation of the class into the pool; false when pooling is off or full.
-func (d *Device) keep(p uintptr, class uint64) bool {
-	d.poolMu.Lock()
-	defer d.poolMu.Unlock()
-	if d.pool == nil || class == 0 || d.pooled+class > d.poolMax {
-		return false
-	}
-	d.pool[class] = append(d.pool[class], p)
-	d.pooled += class
-	return true
-}
-
-// drainPool frees every pooled allocation.
-func (d *Device) drainPool() error {
-	d.poolMu.Lock()
-	defer d.poolMu.Unlock()
-	var first error
-	for class, l := range d.pool {
-		for _, p := range l {
-			if err := d.be.Free(p); err != nil && first == nil {
-				first = err
-			}
-		}
-		delete(d.pool, class)
-	}
-	d.pooled = 0
-	return first
+	poolGen uint64 // the backend's generation the pooled allocations belong to (Generational)
 }
 
 // DeviceInfo describes a device.
@@ -153,7 +84,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
-	perr := d.drainPool()
+	_, perr := d.drainPool()
 	err := d.be.Close()
 	if err == nil {
 		err = perr
@@ -226,12 +157,12 @@ func canary(n int) []byte {
 
 // Buffer is device memory with canary regions before and after it.
 type Buffer struct {
-	d     *Device
-	base  uintptr // start of the allocation (front canary)
-	Ptr   uintptr // start of the usable bytes
-	Len   int
-	class uint64 // pooled size class of the allocation; 0: an exact allocation
-	sub   bool   // part of a BufferSet's arena: Free leaves the memory to the set
+	d    *Device
+	base uintptr // start of the allocation (front canary)
+	Ptr  uintptr // start of the usable bytes
+	Len  int
+	tag  poolTag // the allocation's size class and generation
+	sub  bool    // part of a BufferSet's arena: Free leaves the memory to the set
 }
 
 // Alloc allocates n usable bytes between two canary regions and fills the canaries. The usable
@@ -257,11 +188,11 @@ const imageBytes = 256 << 10
 // alloc allocates n usable bytes and fills them with data (len(data) == n) or, when data is nil,
 // with fill; the canaries around them are written in the same copy when the buffer is small.
 func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
-	p, class, err := d.rawAlloc(uint64(n + 2*CanaryBytes))
+	p, tag, err := d.rawAlloc(uint64(n + 2*CanaryBytes))
 	if err != nil {
 		return nil, err
 	}
-	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n, class: class}
+	b := &Buffer{d: d, base: p, Ptr: p + CanaryBytes, Len: n, tag: tag}
 	c := canary(CanaryBytes)
 	if n <= imageBytes {
 		img := make([]byte, n+2*CanaryBytes)
@@ -298,27 +229,6 @@ func (d *Device) alloc(n int, fill byte, data []byte) (*Buffer, error) {
 	return b, nil
 }
 
-// rawAlloc allocates total bytes, from the pool when it has an allocation of their size class;
-// class is the allocation's size class (0: an exact allocation, not pooled).
-func (d *Device) rawAlloc(total uint64) (p uintptr, class uint64, err error) {
-	class, p = d.take(total)
-	if class > 0 {
-		total = class
-	}
-	if p == 0 {
-		p, err = d.be.Alloc(total)
-	}
-	return p, class, err
-}
-
-// rawFree returns an allocation of rawAlloc to the pool, or frees it.
-func (d *Device) rawFree(p uintptr, class uint64) error {
-	if d.keep(p, class) {
-		return nil
-	}
-	return d.be.Free(p)
-}
-
 // Free releases the buffer (a buffer of a BufferSet's arena: the set frees the arena).
 func (b *Buffer) Free() error {
 	if b.base == 0 {
@@ -326,7 +236,7 @@ func (b *Buffer) Free() error {
 	}
 	var err error
 	if !b.sub {
-		err = b.d.rawFree(b.base, b.class)
+		err = b.d.rawFree(b.base, b.tag)
 	}
 	b.base, b.Ptr = 0, 0
 	return err
