@@ -91,7 +91,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	}
 	c := newCertificate(s, ModeRuntime, a)
 	c.Library, c.LibrarySHA, c.ABI = l.Path, sum, kernels.ABIVersion
-	c.BuildInfo, c.Device, c.Runtime = l.Lib.BuildInfo(), dev.Name, dev.Runtime
+	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
 	where := fmt.Sprintf("%s (%s), %s", dev.Name, dev.Arch, l.Path)
 	for _, r := range a.Requires {
@@ -171,7 +171,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	dev := l.Dev.Info
 	c := newCertificate(s, ModeModel, a)
 	c.Library, c.LibrarySHA, c.ABI = l.Path, sum, kernels.ABIVersion
-	c.BuildInfo, c.Device, c.Runtime = l.Lib.BuildInfo(), dev.Name, dev.Runtime
+	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
 	for _, r := range a.Requires {
 		for _, t := range r.RequiredTiers() {

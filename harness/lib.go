@@ -7,15 +7,20 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/kernels/worker"
 )
 
 // Lib is an opened kernel library, its device 0 and the tiers the device offers: what every judge
 // runs implementations on.
 type Lib struct {
-	Path  string
-	Lib   *kernels.Lib
-	Dev   *kernels.Device
-	Tiers []kernels.TierDesc
+	// Path is what was opened: a library's path, or a worker's spec (OpenWith) as given.
+	Path string
+	// Lib is the C library; nil when a worker runs the ops (Worker).
+	Lib *kernels.Lib
+	// Worker is the worker process a host: or torch: spec started; nil for a C library.
+	Worker *worker.Backend
+	Dev    *kernels.Device
+	Tiers  []kernels.TierDesc
 	// Ops runs the C ABI's ops: Dev itself, or an implementation wrapped around it (the
 	// certifier's fixtures, harnesstest) whose verdicts the judges must reach on their own.
 	Ops Kernels
@@ -46,8 +51,12 @@ func (l *Lib) Runner() Kernels {
 // only then).
 const PoolBytes = 1 << 30
 
-// Open opens the library at path and its device 0 and lists its tiers.
-func Open(path string) (*Lib, error) {
+// Open opens the library at path, or the worker a spec names (OpenWith, default options), and its
+// device 0, and lists its tiers.
+func Open(path string) (*Lib, error) { return OpenWith(path, OpenOptions{}) }
+
+// openLibrary opens the C library at path and its device 0 and lists its tiers.
+func openLibrary(path string) (*Lib, error) {
 	l, err := kernels.Open(path)
 	if err != nil {
 		return nil, err
@@ -66,14 +75,17 @@ func Open(path string) (*Lib, error) {
 	return &Lib{Path: path, Lib: l, Dev: d, Tiers: tiers}, nil
 }
 
-// Close releases the device and the library.
+// Close releases the device and the library (a worker: the device's Close ends it).
 func (l *Lib) Close() error {
+	if l.Lib == nil {
+		return l.Dev.Close()
+	}
 	return errors.Join(l.Dev.Close(), l.Lib.Close())
 }
 
-// String names the library and the device.
+// String names the library (or the worker's spec) and the device.
 func (l *Lib) String() string {
-	return fmt.Sprintf("%s on %s (%s; %s)", l.Path, l.Dev.Info.Name, l.Dev.Info.Arch, l.Lib.BuildInfo())
+	return fmt.Sprintf("%s on %s (%s; %s)", l.Path, l.Dev.Info.Name, l.Dev.Info.Arch, l.Dev.BuildInfo())
 }
 
 // OnTier returns a view of l that offers only the named tier, or none when l has no such tier (the

@@ -22,8 +22,9 @@ var envLib struct {
 	err  error
 }
 
-// EnvLib opens the library of the test binary's settings (settings.LibEnv, restricted to the
-// tiers settings.TiersEnv lists) once per process; ErrNoLib when none is named.
+// EnvLib opens the library of the test binary's settings (settings.LibEnv: a library's path or
+// a worker spec, restricted to the tiers settings.TiersEnv lists) once per process; ErrNoLib
+// when none is named.
 func EnvLib() (*harness.Lib, error) {
 	envLib.once.Do(func() {
 		s, err := settings.FromEnv()
@@ -33,7 +34,7 @@ func EnvLib() (*harness.Lib, error) {
 		case s.Lib == "":
 			envLib.err = ErrNoLib
 		default:
-			envLib.l, envLib.err = harness.Open(s.Lib)
+			envLib.l, envLib.err = harness.OpenWith(s.Lib, OpenOptions(s))
 			if envLib.err == nil && s.Tiers != nil {
 				envLib.l, envLib.err = envLib.l.Only(s.Tiers)
 				if envLib.err != nil {
@@ -43,6 +44,12 @@ func EnvLib() (*harness.Lib, error) {
 		}
 	})
 	return envLib.l, envLib.err
+}
+
+// OpenOptions are the options of harness.OpenWith that the settings give: the interpreter and
+// timeout of a worker, when settings.LibEnv is a worker spec (host:ADAPTER.py?k=v).
+func OpenOptions(s settings.Settings) harness.OpenOptions {
+	return harness.OpenOptions{Python: s.Python, Timeout: s.WorkerTimeout}
 }
 
 // CloseEnvLib closes the library EnvLib opened, if any (a test binary's TestMain).
