@@ -75,7 +75,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	l, err := harness.Open(*lib)
+	l, err := openLib(*lib)
 	if err != nil {
 		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2

@@ -19,7 +19,7 @@ var runReproducer = (*cases.Replayable).Run
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lib := fs.String("lib", "", "kernel library to run GPU reproducers on (corpus/regressions/{store,rotate,decode,reduce,prefill}); without it they run against the oracle alone")
+	lib := fs.String("lib", "", "kernel library to run GPU reproducers on (corpus/regressions/{store,rotate,decode,reduce,prefill}), or a worker spec host:ADAPTER.py?k=v (docs/adapters.md); without it they run against the oracle alone")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: octant replay [--lib PATH] FILE|DIR...
 
@@ -61,7 +61,7 @@ any reproducer still fails, else 0.
 	var g *harness.Lib
 	if *lib != "" {
 		var err error
-		if g, err = harness.Open(*lib); err != nil {
+		if g, err = openLib(*lib); err != nil {
 			fmt.Fprintf(stderr, "octant replay: --lib %s: %v\n", *lib, err)
 			return 2
 		}
