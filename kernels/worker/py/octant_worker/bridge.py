@@ -2,12 +2,13 @@
 adapter's callable for the op runs on it (docs/worker.md, "Ops").
 
 The bridge checks what it needs to bound every buffer the counts and strides imply, with the
-C library's statuses and wording: the op declared, the tier (decode, prefill), the format and
-dtype declared, head_size, the counts' lower bounds, non-negative strides, the decode and reduce
-workspace (num_splits, partial_stride, its size, partials_bytes), a NULL pointer where bytes are
-read or written, and every extent inside the arena's usable bytes (INVALID_ARGUMENT naming the
-field). Every other check of the ABI (alignment, GQA, sm_scale, query_group, cache stride
-multiples, slot ranges and duplicates, grid sizes, reserved fields) is the adapter's.
+C library's statuses and wording and in its order: the op declared, the tier (decode, prefill),
+the format and dtype declared, head_size, the counts' lower bounds, the GQA group of a decode
+(Hq sizes its workspace), non-negative strides, the decode and reduce workspace (num_splits,
+partial_stride, its size, partials_bytes), a NULL pointer where bytes are read or written, and
+every extent inside the arena's usable bytes (INVALID_ARGUMENT naming the field). Every other
+check of the ABI (alignment, sm_scale, query_group, the prefill GQA, cache stride multiples, slot
+ranges and duplicates, grid sizes, reserved fields) is the adapter's.
 """
 import struct
 import traceback
@@ -161,6 +162,10 @@ def decode(c):
     tier = c.tier()
     c.fmt(), c.dtype(), c.head()
     c.count("num_q", 0), c.count("num_kv_heads", 1, 65535), c.count("num_q_heads", 1)
+    g = a.num_q_heads // a.num_kv_heads
+    if a.num_q_heads % a.num_kv_heads or g not in (1, 2, 4, 6, 8):
+        fail(abi.GQA, f"decode: num_q_heads {a.num_q_heads} / num_kv_heads {a.num_kv_heads} is not a GQA group G in "
+                      f"{{1, 2, 4, 6, 8}}")
     c.splits()
     c.count("num_reqs", 0), c.count("num_blocks", 1), c.count("block_size", 1), c.count("max_blocks", 0)
     c.acts("out", "query")
