@@ -157,10 +157,12 @@ func alignStore(t *testing.T, dev *kernels.Device) {
 		return &a.Cache
 	})
 	// The host copy of slot_mapping is read by the library as int64 too.
-	for off := 1; off < 8; off++ {
-		a := base()
-		setHostPtr(&a.SlotMappingHost, hostBase-8+uintptr(off))
-		expectAlign(t, "cache_store", "slot_mapping_host", off, 8, dev.Store(a))
+	if !skippedThroughWorker(t, "slot_mapping_host", hostMapThroughWorker) {
+		for off := 1; off < 8; off++ {
+			a := base()
+			setHostPtr(&a.SlotMappingHost, hostBase-8+uintptr(off))
+			expectAlign(t, "cache_store", "slot_mapping_host", off, 8, dev.Store(a))
+		}
 	}
 	// With nothing to store the pointers are still checked.
 	a := base()

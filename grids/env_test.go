@@ -61,6 +61,29 @@ func device(t testing.TB) *kernels.Device {
 	return lib(t).Dev
 }
 
+// skipThroughWorker skips t when the library is a worker (OCTANT_LIB a spec such as
+// host:ADAPTER.py), saying what the test needs that a worker does not give.
+func skipThroughWorker(t testing.TB, why string) {
+	t.Helper()
+	if l := lib(t); l.Worker != nil {
+		t.Skipf("through a worker (%s): %s", l.Path, why)
+	}
+}
+
+// hostMapThroughWorker is why a case of slot_mapping_host skips through a worker.
+const hostMapThroughWorker = "slot_mapping_host points into this process, which a worker cannot read: the worker backend sends it as NULL (kernels/worker, Store), so the library reads the device's slot_mapping instead"
+
+// skippedThroughWorker runs a subtest named name that skips, and reports true, when the library
+// is a worker and why is not "": why says what the case needs that a worker does not give.
+func skippedThroughWorker(t *testing.T, name, why string) bool {
+	t.Helper()
+	if why == "" || lib(t).Worker == nil {
+		return false
+	}
+	t.Run(name, func(t *testing.T) { skipThroughWorker(t, why) })
+	return true
+}
+
 // libImpl is the library's one implementation of an untiered op (store, rotate, reduce).
 func libImpl(t testing.TB, l *harness.Lib, op arch.Op) harness.Impl {
 	t.Helper()

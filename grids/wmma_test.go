@@ -728,7 +728,7 @@ func TestWMMAFacts(t *testing.T) {
 // read by oracle.ParsePrefillProfile), named "wmma" on gfx1100 (the instructions) and
 // "wmma-model" on the emulator and CUDA builds (the model); not at all on gfx942.
 func TestWMMATierListed(t *testing.T) {
-	_, d := openSelftest(t)
+	d := harnesstest.LibOrSkip(t).Dev
 	tiers, err := d.Tiers()
 	if err != nil {
 		t.Fatal(err)
@@ -768,10 +768,13 @@ func TestWMMATierListed(t *testing.T) {
 
 // openSelftest is the library the kernel tests share (OCTANT_LIB, opened once per test binary:
 // harnesstest.LibOrSkip) and its device, for the tests of its test entry points; it skips without
-// OCTANT_LIB.
+// OCTANT_LIB, and through a worker.
 func openSelftest(t *testing.T) (*kernels.Lib, *kernels.Device) {
 	t.Helper()
 	l := harnesstest.LibOrSkip(t)
+	if l.Worker != nil {
+		t.Skipf("through a worker (%s): a test entry point of the C library (octave_selftest.h) is called in this process, with the device's octave_ctx (Device.Context), which a worker's device does not have", l.Path)
+	}
 	return l.Lib, l.Dev
 }
 
