@@ -29,8 +29,9 @@ bin/octant:
 # (clang-19, installed when missing; its table in build/isa.log), the HIP library loaded without an
 # AMD GPU, and on the CPU emulator build of the kernels: the fuzz targets' seed corpora, the
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
-# (make emu-test). The emulator library is built (or brought up to date) first: cmd/octant's
-# conform test runs on it. About 20 minutes on 2 cores, peak memory about 8 GB (README).
+# (make emu-test), and the op bridge's verdict parity on the emulator (make bridge-test, about 3
+# minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
+# test runs on it. About 23 minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
 # last two lines are the verdict over every go test run of the steps (each appends its counts to
@@ -43,7 +44,7 @@ test: $(GOTEST_BIN)
 	$(MAKE) --no-print-directory test-steps GOTEST_SUMMARY=$(abspath $(TEST_SUMMARY)); rc=$$?; \
 	$(GOTEST_BIN) -total $(TEST_SUMMARY) -exit $$rc -since $$start -label "make test"
 
-test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN)
+test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test
 	@OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
 	@# (it needs cgo; the C++ compiler `make emu` uses is there)
@@ -152,6 +153,33 @@ emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_vt128.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestDecode' ./grids/
 	@# the mma prefill's mma.sync path (variant nowg: the path of sm_90 builds without wgmma)
 	OCTANT_LIB=$(abspath $(KBUILD)/variants/liboctave_emu_nowg.so) OCTANT_TIERS=mma-model $(GOTEST) -short -count=1 -run '^TestPrefill' ./grids/
+# make bridge-test: the op bridge's verdict parity (docs/adapters.md). The store, rotate, reduce,
+# query-map, decode and prefill grids (-short) and the seed runs of the GPU fuzz targets for
+# store, rotate, reduce and decode (-short) run on the CPU emulator twice: on the library
+# directly, and through a worker (kernels/worker) whose reference adapter
+# (kernels/worker/py/octant_adapters/capi.py) forwards every op to the same library. parity
+# (internal/cmd/parity) requires the same verdict for every test and subtest, and lists those that
+# skip through the worker only, with their reasons. Needs python3 (standard library only); about 3
+# minutes on 2 cores (the grids take most of it, once per side).
+BRIDGE_GRIDS := TestStore|TestRotate|TestReduce|TestQueryMaps|TestDecodeGrid|TestPrefillGrid
+BRIDGE_FUZZ := TestGPUStore|TestGPURotate|TestGPUReduce|TestGPUDecode
+BRIDGE_SPEC = host:$(CURDIR)/kernels/worker/py/octant_adapters/capi.py?lib=$(CURDIR)/$(KBUILD)/liboctave_emu.so
+PARITY_BIN = $(KBUILD)/parity
+.PHONY: bridge-test
+bridge-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
+	@mkdir -p $(KBUILD)/bridge
+	@for side in direct worker; do \
+	  if [ $$side = direct ]; then lib='$(CURDIR)/$(KBUILD)/liboctave_emu.so'; else lib='$(BRIDGE_SPEC)'; fi; \
+	  echo "bridge-test: $$side: OCTANT_LIB=$$lib go test -short -run '$(BRIDGE_GRIDS)' ./grids/; -run '$(BRIDGE_FUZZ)' ./fuzz/"; \
+	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_GRIDS)' ./grids/ >$(KBUILD)/bridge/$$side.json; \
+	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_FUZZ)' ./fuzz/ >>$(KBUILD)/bridge/$$side.json; \
+	done
+	@$(PARITY_BIN) $(KBUILD)/bridge/direct.json $(KBUILD)/bridge/worker.json
+
+$(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
+	@mkdir -p $(@D)
+	@$(GO) build -o $@ ./internal/cmd/parity
+
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
 

@@ -1,0 +1,198 @@
+// Command parity compares the verdicts of two `go test -json` runs of the same tests: one on a
+// kernel library directly, one through a worker (OCTANT_LIB=host:...capi.py?lib=...), as `make
+// bridge-test` runs them. Every test and subtest must end the same way in both (pass, fail or
+// skip), with one exception: a test that skips through the worker only, with a message that says
+// so (the skip word, "through a worker"), is listed with its reason and allowed. Any failure in
+// either run is a difference too.
+//
+//	parity [-skip-word "through a worker"] DIRECT.json WORKER.json
+//
+// It prints both runs' counts, the tests skipped through the worker only with their reasons,
+// and every difference. Exit status: 0 when the verdicts agree, 1 when they do not, 2 when a file
+// cannot be read.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// event is one line of go test -json.
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// result is how one test ended and what it printed.
+type result struct {
+	action string // pass, fail or skip
+	output []string
+}
+
+// run is the results of one go test -json stream, by package and test name.
+type run map[string]*result
+
+// read reads a go test -json stream.
+func read(r io.Reader) (run, error) {
+	out := run{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue // go test's own lines (a build failure) are not events
+		}
+		var e event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("line %d: %v; expected a go test -json event", n, err)
+		}
+		if e.Test == "" {
+			continue
+		}
+		key := e.Package + " " + e.Test
+		res := out[key]
+		if res == nil {
+			res = &result{}
+			out[key] = res
+		}
+		switch e.Action {
+		case "output":
+			res.output = append(res.output, strings.TrimRight(e.Output, "\n"))
+		case "pass", "fail", "skip":
+			res.action = e.Action
+		}
+	}
+	return out, sc.Err()
+}
+
+// counts are a run's passes, failures and skips.
+func (r run) counts() (pass, fail, skip int) {
+	for _, res := range r {
+		switch res.action {
+		case "pass":
+			pass++
+		case "fail":
+			fail++
+		case "skip":
+			skip++
+		}
+	}
+	return
+}
+
+// reason is the line of a skip's output that holds word, trimmed, or "".
+func (res *result) reason(word string) string {
+	for _, l := range res.output {
+		if strings.Contains(l, word) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// compare returns the tests that skip through the worker only (name: reason) and every other
+// difference between the runs, each a line.
+func compare(direct, worker run, word string) (skips, diffs []string) {
+	names := map[string]bool{}
+	for k := range direct {
+		names[k] = true
+	}
+	for k := range worker {
+		names[k] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for k := range names {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		d, w := direct[k], worker[k]
+		da, wa := "absent", "absent"
+		if d != nil {
+			da = d.action
+		}
+		if w != nil {
+			wa = w.action
+		}
+		switch {
+		case da == "fail" || wa == "fail":
+			diffs = append(diffs, fmt.Sprintf("%s: %s directly, %s through the worker (a failure)", k, da, wa))
+		case da == wa:
+		case wa == "skip" && (da == "pass" || da == "absent") && w.reason(word) != "":
+			skips = append(skips, fmt.Sprintf("%s: %s", k, w.reason(word)))
+		default:
+			diffs = append(diffs, fmt.Sprintf("%s: %s directly, %s through the worker", k, da, wa))
+		}
+	}
+	return skips, diffs
+}
+
+func load(path string) (run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+func main() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	word := fs.String("skip-word", "through a worker", "the words of a skip message that allow a test to skip through the worker only")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintln(stderr, "usage: parity [-skip-word WORDS] DIRECT.json WORKER.json")
+		return 2
+	}
+	direct, err := load(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "parity: %v\n", err)
+		return 2
+	}
+	worker, err := load(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintf(stderr, "parity: %v\n", err)
+		return 2
+	}
+	dp, df, ds := direct.counts()
+	wp, wf, ws := worker.counts()
+	fmt.Fprintf(stdout, "parity: directly %d passed, %d failed, %d skipped; through the worker %d passed, %d failed, %d skipped (tests and subtests)\n",
+		dp, df, ds, wp, wf, ws)
+	skips, diffs := compare(direct, worker, *word)
+	if len(skips) > 0 {
+		fmt.Fprintf(stdout, "parity: %d skipped through the worker only:\n", len(skips))
+		for _, s := range skips {
+			fmt.Fprintf(stdout, "  %s\n", s)
+		}
+	}
+	if len(direct) == 0 || len(worker) == 0 {
+		fmt.Fprintln(stdout, "parity: FAILED: a run has no tests")
+		return 1
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(stdout, "parity: FAILED: %d differences:\n", len(diffs))
+		for _, d := range diffs {
+			fmt.Fprintf(stdout, "  %s\n", d)
+		}
+		return 1
+	}
+	fmt.Fprintln(stdout, "parity: the same verdicts")
+	return 0
+}
