@@ -2,16 +2,26 @@ package worker
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/octant-kv/octant/kernels"
 )
 
-// openOps is a Device over a worker running testdata/ops_adapter.py.
-func openOps(t *testing.T) (*kernels.Device, *Backend) {
+// openOps is a Device over a worker running testdata/ops_adapter.py, with a timeout of 30 s (0) or
+// timeout.
+func openOps(t *testing.T, timeout time.Duration) (*kernels.Device, *Backend) {
 	t.Helper()
-	b := openTest(t, func(o *Options) { o.Adapter = filepath.Join("testdata", "ops_adapter.py") })
+	b := openTest(t, func(o *Options) {
+		o.Adapter = filepath.Join("testdata", "ops_adapter.py")
+		if timeout > 0 {
+			o.Timeout = timeout
+		}
+	})
 	d, err := kernels.NewDevice(b)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +38,7 @@ func rotateArgs(x uintptr, rows, heads int) kernels.RotateArgs {
 // TestOpRuns: the adapter's rotate runs on the bytes of the buffer the struct points to (through
 // the real address the worker gives it), and the declaration reaches Info, BuildInfo and Tiers.
 func TestOpRuns(t *testing.T) {
-	d, b := openOps(t)
+	d, b := openOps(t, 0)
 	if d.Info.Arch != "test" || d.Info.Name != "ops test adapter" {
 		t.Errorf("Info %+v: expected the declaration's name and arch", d.Info)
 	}
@@ -60,7 +70,7 @@ func TestOpRuns(t *testing.T) {
 // TestOpRefusals: what the bridge and the adapter refuse comes back as a *kernels.Error with the
 // status and words that say what happened.
 func TestOpRefusals(t *testing.T) {
-	d, b := openOps(t)
+	d, b := openOps(t, 0)
 	x, err := d.Alloc(2*256*2, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +112,7 @@ func TestOpRefusals(t *testing.T) {
 // TestOpCanaries: an adapter that writes past its output is caught by the BufferSet's canaries,
 // as a library would be.
 func TestOpCanaries(t *testing.T) {
-	d, _ := openOps(t)
+	d, _ := openOps(t, 0)
 	bufs := &kernels.BufferSet{Dev: d}
 	defer bufs.Free()
 	x := bufs.InOut("x", randomBytes(2*256*2, 3))
@@ -111,7 +121,61 @@ func TestOpCanaries(t *testing.T) {
 	}
 	must(t, d.Rotate(rotateArgs(x.Ptr, 1, 2)), d.Sync())
 	err := bufs.Verify("rotate")
-	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("x")) {
-		t.Errorf("Verify after a write of 16 bytes past x: %v, expected the rear canary of x reported", err)
+	if want := "x: canary after the buffer overwritten at byte offset 1024"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Verify after a write of 16 bytes past x: %v, expected it to say %q", err, want)
 	}
+}
+
+// TestOpDeath: an adapter that crashes or hangs inside an op fails that op with the worker's
+// death (its signal, the op, its stderr) or hang, and the next op runs on a new worker.
+func TestOpDeath(t *testing.T) {
+	d, b := openOps(t, 2*time.Second)
+	x, err := d.Alloc(5*256*2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, "an op that crashes", d.Rotate(rotateArgs(x.Ptr, 1, 4)), kernels.ErrRuntime,
+		"worker died (SIGSEGV) during octave_rotate", "rotate crashes on four heads (marker 8K)")
+	x, err = d.Alloc(5*256*2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, d.Rotate(rotateArgs(x.Ptr, 1, 1)), d.Sync())
+	wantError(t, "an op that hangs", d.Rotate(rotateArgs(x.Ptr, 1, 5)), kernels.ErrRuntime,
+		"worker hung: no reply to octave_rotate in 2s; killed")
+	if g := b.Generation(); g != 3 {
+		t.Errorf("generation %d after a death and a hang, expected 3", g)
+	}
+	x, err = d.Alloc(5*256*2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, d.Rotate(rotateArgs(x.Ptr, 1, 1)), d.Sync(), x.Free())
+}
+
+// TestRestartDeclaration: a worker started again must declare what the first declared; one
+// that does not fails the call that needed it, saying both.
+func TestRestartDeclaration(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	adapter := filepath.Join(dir, "counting_adapter.py")
+	os.WriteFile(adapter, []byte(`import os
+DECLARATION = {"ops": ["rotate"]}
+
+def setup(options):
+    p = options["count"]
+    n = int(open(p).read()) + 1 if os.path.exists(p) else 1
+    open(p, "w").write(str(n))
+    return {"ops": ["rotate"], "build_info": "start %d" % n}
+
+def rotate(a, mem):
+    pass
+`), 0o600)
+	b := openTest(t, func(o *Options) { o.Adapter, o.AdapterOptions = adapter, map[string]string{"count": count} })
+	if err := syscall.Kill(b.pid(t), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, "Sync after SIGKILL", b.Sync(), kernels.ErrRuntime, "worker died (SIGKILL)")
+	wantError(t, "Sync on a worker that declares otherwise", b.Sync(), kernels.ErrRuntime,
+		"the restarted worker (generation 2) declares", `"build_info": "start 2"`, `expected the declaration of the first`, `"build_info": "start 1"`)
 }
