@@ -110,28 +110,16 @@ def _call(op, a):
     return a.tier_name
 
 
-def store(a, mem):
-    return _call("store", a)
+def _forwarder(op):
+    def forward(a, mem):
+        return _call(op, a)
+    forward.__name__ = forward.__qualname__ = op
+    forward.__doc__ = f"Runs the library's {abi.ENTRY[op]} on a."
+    return forward
 
 
-def rotate(a, mem):
-    return _call("rotate", a)
-
-
-def decode(a, mem):
-    return _call("decode", a)
-
-
-def reduce(a, mem):
-    return _call("reduce", a)
-
-
-def prefill(a, mem):
-    return _call("prefill", a)
-
-
-def query_maps(a, mem):
-    return _call("query_maps", a)
+# One callable per op, each forwarding to the library's entry point.
+store, rotate, decode, reduce, prefill, query_maps = (_forwarder(op) for op in abi.ENTRY)
 
 
 def sync():
