@@ -240,3 +240,18 @@ func TestGeneratedCasesValid(t *testing.T) {
 		}
 	}
 }
+
+// TestShellWord: a path of plain characters stays as it is; a worker spec with ? and &, and a
+// quote, become one single-quoted shell word.
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"/abs/build/liboctave_emu.so":        "/abs/build/liboctave_emu.so",
+		"host:/a/capi.py?lib=/b.so&device=1": "'host:/a/capi.py?lib=/b.so&device=1'",
+		"host:/it's/a.py":                    `'host:/it'\''s/a.py'`,
+		"":                                   "''",
+	} {
+		if got := ShellWord(in); got != want {
+			t.Errorf("ShellWord(%q) = %s, expected %s", in, got, want)
+		}
+	}
+}

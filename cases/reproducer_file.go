@@ -76,6 +76,23 @@ func DisplayPath(path string) string {
 	return abs
 }
 
+// ShellWord is s as one word of a shell command line: s itself when it holds only characters no
+// shell treats specially, else s in single quotes (a worker spec such as
+// host:/a/capi.py?lib=/b.so&device=1 holds ? and &), so that a replay line runs as printed.
+func ShellWord(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=,+@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Encode is the reproducer as indented JSON.
 func (r *Reproducer) Encode() ([]byte, error) {
 	var b bytes.Buffer

@@ -59,7 +59,7 @@ func (u Unit) Run(l *harness.Lib, seed uint64, o Options) CaseResult {
 	outDir := o.OutDir
 	t0 := time.Now()
 	// What a failure's reproducer records of the library, taken before the library is judged.
-	found, replay := "octant conform on "+l.String(), "octant replay --lib "+l.Path
+	found, replay := "octant conform on "+l.String(), "octant replay --lib "+cases.ShellWord(l.Path)
 	r := CaseResult{Path: fmt.Sprintf("%s/seed%d", u, seed)}
 	finish := func() CaseResult { r.Seconds = time.Since(t0).Seconds(); return r }
 	recipe, err := cases.SeededRecipe(u.Op, seed)

@@ -60,7 +60,7 @@ func (r *Runner) failureMessage(prop string, err error, path string, werr error,
 	}
 	lib := ""
 	if l != nil {
-		lib = " --lib " + l.Path
+		lib = " --lib " + cases.ShellWord(l.Path)
 	}
 	return fmt.Sprintf("%s: %v\nreplay: %s%s %s", prop, err, r.ReplayCmd, lib, cases.DisplayPath(path))
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/harness/harnesstest"
 	"github.com/octant-kv/octant/internal/settings/settingstest"
@@ -135,7 +136,7 @@ func repro(t testing.TB) string {
 		args += fmt.Sprintf(" -args -octant.seed=%d", *seedFlag)
 	}
 	return fmt.Sprintf("[seed %d; reproduce: OCTANT_LIB=%s go test ./grids/ -count=1 -run '^%s$'%s]",
-		*seedFlag, settingstest.Get(t).Lib, runPattern(t.Name()), args)
+		*seedFlag, cases.ShellWord(settingstest.Get(t).Lib), runPattern(t.Name()), args)
 }
 
 // runPattern quotes a test name for -run: each path element anchored as a whole.
