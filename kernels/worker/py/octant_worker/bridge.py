@@ -271,7 +271,9 @@ class Bridge:
             a[field] = translate(c.name, self.arena, self.mem.base, field, a[field], n)
             self.mem.extents[field] = n
         for field in layout.pointers:
-            if field not in self.mem.extents and field != "slot_mapping_host":
+            if field == "slot_mapping_host":
+                a[field] = 0  # a pointer into the caller's process: never one of this worker's
+            elif field not in self.mem.extents:
                 a[field] = translate(c.name, self.arena, self.mem.base, field, a[field], 0)
         a.tier_name = asked
         where = f"{c.name} (tier {asked})" if op in abi.OP_BITS else c.name
