@@ -20,9 +20,15 @@ type OpenOptions struct {
 	// Timeout is how long the worker may take over one request before it counts as hung and is
 	// killed (0: worker.DefaultTimeout).
 	Timeout time.Duration
-	// ArenaBytes is the worker's device memory (0: worker.DefaultArenaBytes).
+	// ArenaBytes is the worker's device memory (0: WorkerArenaBytes).
 	ArenaBytes uint64
 }
+
+// WorkerArenaBytes is a worker's device memory when OpenOptions leaves it 0: room for the pool a
+// fuzz target or the conformance runner keeps (PoolBytes) and for the buffers of the calls judged
+// at once beside it, as a C library's allocator has. A host-mode arena is a memory map whose
+// pages are taken only when written.
+const WorkerArenaBytes = 2*PoolBytes + 1<<30
 
 // The schemes of a spec that runs the kernels in a worker: MODE:ADAPTER.py[?k=v&...], MODE the
 // worker's mode (kernels/worker, Options.Mode).
@@ -72,6 +78,9 @@ func OpenWith(spec string, o OpenOptions) (*Lib, error) {
 	}
 	if !ok {
 		return openLibrary(spec)
+	}
+	if o.ArenaBytes == 0 {
+		o.ArenaBytes = WorkerArenaBytes
 	}
 	b, err := worker.Open(worker.Options{Python: o.Python, Mode: mode, Adapter: adapter, AdapterOptions: opts,
 		Timeout: o.Timeout, ArenaBytes: o.ArenaBytes})
