@@ -164,15 +164,19 @@ emu-test: $(KBUILD)/liboctave_emu.so $(KBUILD)/variants/liboctave_emu_f16k.so $(
 BRIDGE_GRIDS := TestStore|TestRotate|TestReduce|TestQueryMaps|TestDecodeGrid|TestPrefillGrid
 BRIDGE_FUZZ := TestGPUStore|TestGPURotate|TestGPUReduce|TestGPUDecode
 BRIDGE_SPEC = host:$(CURDIR)/kernels/worker/py/octant_adapters/capi.py?lib=$(CURDIR)/$(KBUILD)/liboctave_emu.so
+# Both sides draw the same fuzz cases: one rapid seed per make run (BRIDGE_SEED=N repeats a run).
+ifndef BRIDGE_SEED
+BRIDGE_SEED := $(shell date +%s)
+endif
 PARITY_BIN = $(KBUILD)/parity
 .PHONY: bridge-test
 bridge-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 	@mkdir -p $(KBUILD)/bridge
 	@for side in direct worker; do \
 	  if [ $$side = direct ]; then lib='$(CURDIR)/$(KBUILD)/liboctave_emu.so'; else lib='$(BRIDGE_SPEC)'; fi; \
-	  echo "bridge-test: $$side: OCTANT_LIB=$$lib go test -short -run '$(BRIDGE_GRIDS)' ./grids/; -run '$(BRIDGE_FUZZ)' ./fuzz/"; \
+	  echo "bridge-test: $$side: OCTANT_LIB=$$lib go test -short -run '$(BRIDGE_GRIDS)' ./grids/; -run '$(BRIDGE_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED)"; \
 	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_GRIDS)' ./grids/ >$(KBUILD)/bridge/$$side.json; \
-	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_FUZZ)' ./fuzz/ >>$(KBUILD)/bridge/$$side.json; \
+	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED) >>$(KBUILD)/bridge/$$side.json; \
 	done
 	@$(PARITY_BIN) $(KBUILD)/bridge/direct.json $(KBUILD)/bridge/worker.json
 
