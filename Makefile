@@ -31,7 +31,7 @@ bin/octant:
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
 # (make emu-test), and the op bridge's verdict parity on the emulator (make bridge-test, about 3
 # minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
-# test runs on it. About 23 minutes on 2 cores, peak memory about 8 GB (README).
+# test runs on it. About 26 minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
 # last two lines are the verdict over every go test run of the steps (each appends its counts to
