@@ -2,6 +2,7 @@ package cases
 
 import (
 	"math"
+	"math/rand/v2"
 
 	"github.com/octant-kv/octant/harness"
 
@@ -67,7 +68,7 @@ func (c *GPUReduceCase) pstride() int {
 func (c *GPUReduceCase) partials() ([]float32, []string) {
 	P := c.pstride()
 	r := newRand(c.Seed, 14)
-	nan, ninf := float32(math.NaN()), float32(math.Inf(-1))
+	nan := float32(math.NaN())
 	part := make([]float32, c.NumQ*c.Heads*c.Splits*P)
 	for i := range part {
 		part[i] = nan
@@ -82,35 +83,7 @@ func (c *GPUReduceCase) partials() ([]float32, []string) {
 		kinds[row] = k
 		one := r.IntN(c.Splits)
 		for s := 0; s < c.Splits; s++ {
-			p := part[(row*c.Splits+s)*P:][:P]
-			valid := true
-			switch k {
-			case "empty":
-				valid = false
-			case "mixed", "lzero":
-				valid = r.IntN(2) == 0 || s == one
-			case "one":
-				valid = s == one
-			}
-			if !valid {
-				p[256], p[257] = ninf, 0
-				continue
-			}
-			m := float32(r.NormFloat64() * 8)
-			switch k {
-			case "far":
-				m = float32(-200 * r.Float64())
-			case "nan-free-spread":
-				m = float32(r.NormFloat64() * 60)
-			}
-			l := float32(1 + 40*r.Float64())
-			if k == "lzero" {
-				l = 0
-			}
-			p[256], p[257] = m, l
-			for i := 0; i < 256; i++ {
-				p[i] = float32(r.NormFloat64()) * l
-			}
+			FillPartial(r, part[(row*c.Splits+s)*P:][:P], k, s, one)
 		}
 	}
 	return part, kinds
@@ -125,4 +98,40 @@ func (c *GPUReduceCase) Call() (harness.Call, error) {
 		call = hostileReduce(call, c.HostileSeed, ReduceRegions)
 	}
 	return call, nil
+}
+
+// FillPartial fills one split's partial p (256 output values, then m and l) of a row of pattern
+// kind, s the split and one the row's split that is always valid under "mixed", "lzero" and
+// "one". An invalid split gets m = -inf, l = 0 and its outputs untouched (NaN in a fresh array:
+// they must never be read); a valid one a running maximum, a sum and outputs scaled by it. The
+// draws from r are the same for every caller, so a case's seed reproduces its partials.
+func FillPartial(r *rand.Rand, p []float32, kind string, s, one int) {
+	valid := true
+	switch kind {
+	case "empty":
+		valid = false
+	case "mixed", "lzero":
+		valid = r.IntN(2) == 0 || s == one
+	case "one":
+		valid = s == one
+	}
+	if !valid {
+		p[256], p[257] = float32(math.Inf(-1)), 0
+		return
+	}
+	m := float32(r.NormFloat64() * 8)
+	switch kind {
+	case "far":
+		m = float32(-200 * r.Float64())
+	case "nan-free-spread":
+		m = float32(r.NormFloat64() * 60)
+	}
+	l := float32(1 + 40*r.Float64())
+	if kind == "lzero" {
+		l = 0
+	}
+	p[256], p[257] = m, l
+	for i := 0; i < 256; i++ {
+		p[i] = float32(r.NormFloat64()) * l
+	}
 }

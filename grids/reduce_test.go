@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/octant-kv/octant/arch"
+	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/kernels"
 	"github.com/octant-kv/octant/oracle"
@@ -45,7 +46,6 @@ func runReduce(t *testing.T, l *harness.Lib, path string, dt kernels.Dtype, ns, 
 		vs[i] = rng.IntN(2) == 1
 	}
 	nan := float32(math.NaN())
-	ninf := float32(math.Inf(-1))
 	part := make([]float32, nq*hq*ns*P)
 	for i := range part {
 		part[i] = nan
@@ -57,32 +57,7 @@ func runReduce(t *testing.T, l *harness.Lib, path string, dt kernels.Dtype, ns, 
 		base := r * ns * P
 		one := rng.IntN(ns)
 		for s := 0; s < ns; s++ {
-			row := part[base+s*P : base+(s+1)*P]
-			valid := true
-			switch kinds[r] {
-			case "empty":
-				valid = false
-			case "mixed", "lzero":
-				valid = rng.IntN(2) == 0 || s == one
-			case "one":
-				valid = s == one
-			}
-			if !valid {
-				row[256], row[257] = ninf, 0 // o stays NaN: it must never be read
-				continue
-			}
-			m := float32(rng.NormFloat64() * 8)
-			if kinds[r] == "far" {
-				m = float32(-200 * rng.Float64())
-			}
-			l := float32(1 + 40*rng.Float64())
-			if kinds[r] == "lzero" {
-				l = 0
-			}
-			row[256], row[257] = m, l
-			for i := 0; i < 256; i++ {
-				row[i] = float32(rng.NormFloat64()) * l
-			}
+			cases.FillPartial(rng, part[base+s*P:base+(s+1)*P], kinds[r], s, one)
 		}
 	}
 	outPad := 0
