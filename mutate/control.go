@@ -51,7 +51,7 @@ type controlLib struct {
 // the fuzz test binary ft with -test.run=^FuzzX$ and no -test.fuzz, in fuzz/ (fuzzDir), which
 // replays the target's seed corpus and the failing inputs the fuzzer wrote there. The control's
 // reproducers go to <out>/regressions/m<id>-control. Its output goes to log after a header line.
-func confirmKill(row *Row, ctl controlLib, kt, ft string, gridArgs []string, out string, log io.Writer) *Control {
+func confirmKill(row *Row, ctl controlLib, ctlSpec, kt, ft string, gridArgs []string, out string, log io.Writer) *Control {
 	c := &Control{Lib: ctl.lib}
 	var bin, test string
 	if row.Grid.Killed {
@@ -70,7 +70,7 @@ func confirmKill(row *Row, ctl controlLib, kt, ft string, gridArgs []string, out
 		return c
 	}
 	fmt.Fprintf(log, "\n== control: %s alone on the unmutated build %s: %s %s (in %s)\n", test, ctl.lib, bin, strings.Join(c.Args, " "), shownDir(c.Dir))
-	res, passed := runTests(c.Dir, bin, c.Args, phaseEnv(ctl.lib, out, fmt.Sprintf("m%d-control", row.ID)), 0, log)
+	res, passed := runTests(c.Dir, bin, c.Args, phaseEnv(ctlSpec, out, fmt.Sprintf("m%d-control", row.ID)), 0, log)
 	c.Run = &res
 	c.Confirmed, c.Detail = controlVerdict(test, res, passed)
 	return c

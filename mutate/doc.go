@@ -12,7 +12,8 @@
 //     [Config].Jobs at a time, and always the unmutated build with them, the control: the list's
 //     own row 0 when it holds one, else built beside the mutants with no row of its own (its build
 //     log is logs/m0-build.log). It then runs on each library of the list, with OCTANT_LIB naming
-//     it: the kernel grid ([GridPhase]: the mutant's op's tests first, -short unless
+//     it (or, with [Config].Through, an adapter spec naming it: every judge then reaches the
+//     library through a worker, docs/adapters.md): the kernel grid ([GridPhase]: the mutant's op's tests first, -short unless
 //     [Config].Full); while it survives, the GPU fuzz targets ([FuzzPhase], [Config].Budget
 //     shared by [FuzzTargets]; the unmutated build always gets the whole budget, since it must
 //     survive it); and the conventional suite (TestConventional*, the comparison, not counted as

@@ -24,6 +24,42 @@ type Config struct {
 	Full         bool          // the full kernel grid instead of the -short one
 	Conventional bool          // also run the conventional suite on each library
 	Jobs         int           // libraries built at once
+	// Through, when set, is a worker spec in which "{lib}" stands for each built library's
+	// absolute path (ThroughPlaceholder): the judges reach every mutant, and the control, through
+	// that adapter (docs/adapters.md) instead of loading the library themselves.
+	Through string
+}
+
+// kindThrough names the libraries as the kill matrix does: the kind, and the adapter spec they
+// are judged through.
+func (cfg Config) kindThrough() string {
+	if cfg.Through == "" {
+		return cfg.Kind
+	}
+	return cfg.Kind + " through " + cfg.Through
+}
+
+// ThroughPlaceholder is what Config.Through writes where each library's path goes.
+const ThroughPlaceholder = "{lib}"
+
+// CheckThrough says what is wrong with a Config.Through spec, or nil: it must be a worker spec
+// (scheme:ADAPTER...) and name the library exactly once by ThroughPlaceholder.
+func CheckThrough(spec string) error {
+	if n := strings.Count(spec, ThroughPlaceholder); n != 1 {
+		return fmt.Errorf("--through %q: expected the placeholder %s exactly once (where each library's path goes), found it %d times", spec, ThroughPlaceholder, n)
+	}
+	if !strings.HasPrefix(spec, "host:") && !strings.HasPrefix(spec, "torch:") {
+		return fmt.Errorf("--through %q: expected a worker spec, host:ADAPTER.py?... or torch:ADAPTER.py?...", spec)
+	}
+	return nil
+}
+
+// libSpec is what the judges are given for library lib: its path, or the Through spec naming it.
+func (cfg Config) libSpec(lib string) string {
+	if cfg.Through == "" {
+		return lib
+	}
+	return strings.Replace(cfg.Through, ThroughPlaceholder, lib, 1)
 }
 
 // Plan says in one line what Run does with todo: how many libraries of which kind are built (the
@@ -62,6 +98,9 @@ func Plan(cfg Config, todo []Mutant) string {
 	confirm := ""
 	if n > 0 {
 		confirm = "; a mutant's kill counts only when the killing test, run alone on the unmutated build (the control), passes there"
+	}
+	if cfg.Through != "" {
+		on += ", judged through " + cfg.Through + ","
 	}
 	return fmt.Sprintf("%s (%s), built %d at a time; then on %s %s%s; kill matrix in %s",
 		count(libs, cfg.Kind+" library", cfg.Kind+" libraries"), strings.Join(what, " and "), max(1, cfg.Jobs), on,
@@ -119,11 +158,11 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 		}
 		fmt.Fprintln(stdout, row.Verdict())
 		// Written after every mutant, so a run stopped early still leaves its matrix.
-		if err := WriteKillMatrix(cfg.Out, cfg.Kind, rows); err != nil {
+		if err := WriteKillMatrix(cfg.Out, cfg.kindThrough(), rows); err != nil {
 			return rows, err
 		}
 	}
-	return rows, WriteKillMatrix(cfg.Out, cfg.Kind, rows)
+	return rows, WriteKillMatrix(cfg.Out, cfg.kindThrough(), rows)
 }
 
 // buildAll builds the libraries of todo, cfg.Jobs at a time (nvcc compiles one mutant on one
@@ -170,7 +209,8 @@ func buildAll(cfg Config, todo []Mutant, stdout io.Writer) ([]string, []error) {
 	return libs, berrs
 }
 
-// phaseEnv is the environment of a phase's test binaries on library lib (absolute): OCTANT_LIB,
+// phaseEnv is the environment of a phase's test binaries on library lib (an absolute path, or a
+// worker spec naming one: Config.libSpec): OCTANT_LIB,
 // the reproducers' directory <out>/regressions/<name> (out absolute: the binaries run in their
 // package's directory), and the replay command their failure messages end with, which names the
 // command for a person at the repository root, not a file the binaries open.
@@ -192,7 +232,7 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, ctl controlLib, stdout io.
 		return err
 	}
 	lib, _ = filepath.Abs(lib)
-	env := phaseEnv(lib, out, fmt.Sprintf("m%d", row.ID))
+	env := phaseEnv(cfg.libSpec(lib), out, fmt.Sprintf("m%d", row.ID))
 	gridArgs := []string{"-test.count=1", "-test.skip=^TestConventional"}
 	if !cfg.Full {
 		gridArgs = append(gridArgs, "-test.short")
@@ -210,7 +250,7 @@ func runOne(cfg Config, row *Row, lib, kt, ft string, ctl controlLib, stdout io.
 	// A mutant's kill counts only once the killing test passes on the unmutated build.
 	if killed, _, _, _ := row.phaseKill(); killed && row.ID != 0 {
 		fmt.Fprintf(stdout, "control… ")
-		row.Control = confirmKill(row, ctl, kt, ft, gridArgs, out, logf)
+		row.Control = confirmKill(row, ctl, cfg.libSpec(ctl.lib), kt, ft, gridArgs, out, logf)
 	}
 	if cfg.Conventional {
 		fmt.Fprintf(stdout, "conventional… ")

@@ -479,3 +479,64 @@ func TestPhasesRunInPackageDir(t *testing.T) {
 		}
 	}
 }
+
+// TestRunThrough: with Config.Through every phase and the control's run get the adapter spec with
+// the library's absolute path in place of {lib}, and the kill matrix says what the libraries were
+// judged through.
+func TestRunThrough(t *testing.T) {
+	_, _, callsFile := fakeRepo(t, `echo "make $*"`)
+	const spec = "host:/x/adapter.py?lib={lib}&k=v"
+	cfg := Config{Kind: "emu", Budget: time.Second, Bin: filepath.Join("..", "bin"), Out: "out", Jobs: 1, Through: spec}
+	var stdout, stderr strings.Builder
+	rows, err := Run(cfg, Select([]Mutant{{ID: 1, Name: "OCT_MUT_REDUCE_PAD", Op: "reduce"}}, nil), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if len(rows) != 2 || !strings.HasPrefix(rows[0].Verdict(), "killed by grid: TestReduce/pad") || rows[0].Control == nil || !rows[0].Control.Confirmed || rows[1].Verdict() != "passes" {
+		t.Fatalf("rows %q, %q: expected mutant 1 killed by TestReduce/pad (confirmed on the control), and the unmutated build passing", rows[0].Verdict(), rows[1].Verdict())
+	}
+	calls := readCalls(t, callsFile)
+	var judged int
+	for _, c := range calls {
+		if c.name == "make" {
+			continue
+		}
+		judged++
+		lib, ok := strings.CutPrefix(c.lib, "host:/x/adapter.py?lib=/")
+		if !ok || !strings.HasSuffix(lib, ".so&k=v") {
+			t.Errorf("%s %s ran with OCTANT_LIB %q; expected %s with an absolute library path", c.name, c.args, c.lib, spec)
+		}
+	}
+	control := 0
+	for _, c := range calls {
+		if c.name == "grids.test" && strings.HasSuffix(c.lib, "/build/liboctave_emu.so&k=v") && strings.Contains(c.args, "-test.run=^TestReduce$/^pad$") {
+			control++
+		}
+	}
+	if judged == 0 || control != 1 {
+		t.Errorf("%d judged runs, %d control runs of TestReduce/pad through the spec on the unmutated build; expected some, and 1", judged, control)
+	}
+	md, err := os.ReadFile(filepath.Join("out", "kill-matrix.md"))
+	if err != nil || !strings.Contains(string(md), "emu through "+spec) {
+		t.Errorf("kill-matrix.md does not say the libraries were judged through %s (%v)", spec, err)
+	}
+	if !strings.Contains(Plan(cfg, nil), "judged through "+spec) {
+		t.Errorf("Plan %q does not name the spec", Plan(cfg, nil))
+	}
+}
+
+// TestCheckThrough: a --through spec is a worker spec naming {lib} exactly once.
+func TestCheckThrough(t *testing.T) {
+	for spec, want := range map[string]string{
+		"host:/a.py?lib={lib}":            "",
+		"torch:/a.py?ext=/e.so&lib={lib}": "",
+		"host:/a.py":                      "exactly once",
+		"host:/a.py?lib={lib}&x={lib}":    "exactly once",
+		"/build/{lib}":                    "expected a worker spec",
+	} {
+		err := CheckThrough(spec)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckThrough(%q) = %v; expected %q", spec, err, want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	conventional := fs.Bool("conventional", true, "also run the conventional suite (upstream-shaped tests only) on each mutant")
 	header := fs.String("header", "csrc/include/octave_mutant.h", "the mutant ids")
 	jobs := fs.Int("jobs", 4, "mutant libraries built at once before the runs")
+	through := fs.String("through", "", "judge every library through this adapter spec, {lib} standing for the library's path (e.g. 'torch:/abs/vllm_ops.py?ext=/abs/ext.so&lib={lib}'; docs/adapters.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: octant mutate (--all | --only ID,...) [--kind cuda|emu] [--budget-per-mutant 75s] [--out DIR]
 
@@ -45,6 +46,8 @@ unmutated build (the control: built in every run, with a row of its own only wit
 --only 0), passes there; otherwise the row is unconfirmed. A phase that could not run is an
 error, and a row on which no test passed (all skipped, or none ran) has no evidence: none of
 these is a kill or a pass.
+--through SPEC judges every library (the control too) through an adapter instead of loading it:
+SPEC is a worker spec with {lib} where the library's path goes (docs/adapters.md).
 Exit 0 when every mutant is killed and the unmutated build passes with evidence, 1 otherwise
 (a survivor, an unconfirmed kill, an error, no evidence), 2 on usage errors.`)
 		fs.PrintDefaults()
@@ -76,6 +79,12 @@ Exit 0 when every mutant is killed and the unmutated build passes with evidence,
 		fmt.Fprintf(stderr, "octant mutate: --all and --only %s: expected one of them\n", *only)
 		return 2
 	}
+	if *through != "" {
+		if err := mutate.CheckThrough(*through); err != nil {
+			fmt.Fprintf(stderr, "octant mutate: %v\n", err)
+			return 2
+		}
+	}
 	ms, err := mutate.ReadMutants(*header)
 	if err != nil {
 		fmt.Fprintf(stderr, "octant mutate: %v (run from the repository root)\n", err)
@@ -86,7 +95,7 @@ Exit 0 when every mutant is killed and the unmutated build passes with evidence,
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
 		return 2
 	}
-	cfg := mutate.Config{Kind: *kind, Budget: *budget, Bin: *bin, Out: *out, Full: *full, Conventional: *conventional, Jobs: *jobs}
+	cfg := mutate.Config{Kind: *kind, Budget: *budget, Bin: *bin, Out: *out, Full: *full, Conventional: *conventional, Jobs: *jobs, Through: *through}
 	todo := mutate.Select(ms, sel)
 	if !*all && sel == nil {
 		fmt.Fprintf(stderr, "octant mutate: nothing selected. --all would build %s%s.\n", mutate.Plan(cfg, todo), kindWhy)
