@@ -97,5 +97,10 @@ func OpenWith(spec string, o OpenOptions) (*Lib, error) {
 		d.Close()
 		return nil, fmt.Errorf("listing the tiers of %s: %w", spec, err)
 	}
-	return &Lib{Path: spec, Worker: b, Dev: d, Tiers: tiers}, nil
+	decl, err := ParseDeclaration(b.Declaration())
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	return &Lib{Path: spec, Worker: b, Dev: d, Tiers: tiers, Decl: decl}, nil
 }
