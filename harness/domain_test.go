@@ -108,10 +108,16 @@ func TestCallClasses(t *testing.T) {
 		{"store signs and a fused view", func() Call { s := testStore(t); s.VSigns, s.FusedQHeads = flipped(100), 2; return s }, []Class{CustomSigns, StridedViews}},
 
 		{"plain rotate", func() Call { return &RotateCall{Dtype: BF16, Rows: 1, Heads: 1, Signs: oracle.DefaultSigns(256)} }, nil},
-		{"rotate with gaps", func() Call { return &RotateCall{Dtype: BF16, Rows: 1, Heads: 1, RowGap: 3, Signs: oracle.DefaultSigns(256)} }, []Class{StridedViews}},
+		{"rotate with gaps", func() Call {
+			return &RotateCall{Dtype: BF16, Rows: 1, Heads: 1, RowGap: 3, Signs: oracle.DefaultSigns(256)}
+		}, []Class{StridedViews}},
 		{"rotate with other signs", func() Call { return &RotateCall{Dtype: BF16, Rows: 1, Heads: 1, Signs: flipped(7)} }, []Class{CustomSigns}},
-		{"plain reduce", func() Call { return &ReduceCall{Dtype: F16, NumQ: 1, Heads: 1, Splits: 1, VSigns: oracle.DefaultSigns(256)} }, nil},
-		{"reduce with output gaps", func() Call { return &ReduceCall{Dtype: F16, NumQ: 1, Heads: 1, Splits: 1, OutPad: 4, VSigns: flipped(1)} }, []Class{CustomSigns, StridedViews}},
+		{"plain reduce", func() Call {
+			return &ReduceCall{Dtype: F16, NumQ: 1, Heads: 1, Splits: 1, VSigns: oracle.DefaultSigns(256)}
+		}, nil},
+		{"reduce with output gaps", func() Call {
+			return &ReduceCall{Dtype: F16, NumQ: 1, Heads: 1, Splits: 1, OutPad: 4, VSigns: flipped(1)}
+		}, []Class{CustomSigns, StridedViews}},
 	} {
 		if got := CallClasses(c.call()); !slices.Equal(got, c.want) {
 			t.Errorf("%s: classes %v, expected %v", c.what, got, c.want)
