@@ -21,25 +21,25 @@ const SchemaVersion = 2
 
 // Certificate is certificate.json.
 type Certificate struct {
-	Schema     int    `json:"schema"`
-	Suite      string `json:"suite"`  // octant version
-	Commit     string `json:"commit"` // git commit of the suite
-	Dirty      bool   `json:"dirty"`  // uncommitted changes in the suite's tree
-	Mode       string `json:"mode"`   // ModeRuntime or ModeStatic
-	Arch       string `json:"arch"`
-	Library    string `json:"library,omitempty"` // the --lib given: a library's path, or a worker spec
+	Schema  int    `json:"schema"`
+	Suite   string `json:"suite"`  // octant version
+	Commit  string `json:"commit"` // git commit of the suite
+	Dirty   bool   `json:"dirty"`  // uncommitted changes in the suite's tree
+	Mode    string `json:"mode"`   // ModeRuntime or ModeStatic
+	Arch    string `json:"arch"`
+	Library string `json:"library,omitempty"` // the --lib given: a library's path, or a worker spec
 	// LibrarySHA is the SHA-256 of the library file, or of the adapter file for a worker spec.
 	LibrarySHA string `json:"library_sha256,omitempty"`
 	// Adapter is what ran the kernels when Library is a worker spec (provenance.go); nil for a
 	// C library.
-	Adapter *Adapter `json:"adapter,omitempty"`
-	ABI        int    `json:"abi,omitempty"`
-	BuildInfo  string `json:"build_info,omitempty"`
-	Device     string `json:"device,omitempty"`
-	Runtime    string `json:"runtime,omitempty"` // runtime and driver as the library reports them
-	Date       string `json:"date"`
-	Command    string `json:"command"`
-	CaseGen    string `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
+	Adapter   *Adapter `json:"adapter,omitempty"`
+	ABI       int      `json:"abi,omitempty"`
+	BuildInfo string   `json:"build_info,omitempty"`
+	Device    string   `json:"device,omitempty"`
+	Runtime   string   `json:"runtime,omitempty"` // runtime and driver as the library reports them
+	Date      string   `json:"date"`
+	Command   string   `json:"command"`
+	CaseGen   string   `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
 	// KernelSources is the SHA-256 of the suite tree's kernel sources with comments stripped
 	// (provenance.KernelSourceDigest of csrc): what a library built from this tree was built from.
 	// A committed certificate whose digest, ABI or case generator no longer match the tree is
@@ -62,16 +62,16 @@ type Certificate struct {
 	// Evidence says, per required op and tier, what the certificate rests on: kernels run (on
 	// which device, or on a model of an instruction), code objects only compiled and
 	// disassembled, or nothing.
-	Evidence     []Evidence   `json:"evidence"`
-	Summary      []Summary    `json:"summary"`
-	Cases        []CaseResult `json:"cases"`
+	Evidence []Evidence   `json:"evidence"`
+	Summary  []Summary    `json:"summary"`
+	Cases    []CaseResult `json:"cases"`
 	// Narrowed lists how the implementation's declaration narrows the contract (narrow.go): the
 	// required ops it does not declare, a reduce inside decode, formats, dtypes and block sizes it
 	// leaves out, the input classes it excludes, the ops that do not report their tier. A
 	// certified certificate with any is "CERTIFIED ON A NARROWED DOMAIN (...)".
-	Narrowed     []string     `json:"narrowed,omitempty"`
-	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
-	Notes        []string     `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
+	Narrowed     []string `json:"narrowed,omitempty"`
+	NotCertified []string `json:"not_certified,omitempty"` // what this certificate does not cover
+	Notes        []string `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
 }
 
 // Certificate modes.
