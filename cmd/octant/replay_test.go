@@ -177,7 +177,7 @@ func TestReplayExitStatus(t *testing.T) {
 		t.Errorf("one failing, one unreadable: exit %d (expected 2), stdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	code, _, errs = runCLI("replay", "-h")
-	if code != 0 || !strings.Contains(errs, "Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if\nany reproducer still fails, else 0.") {
+	if code != 0 || !strings.Contains(errs, "Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if\nany reproducer still fails, else 4 if any was outside the declared domain (nothing failed, but\nnot every reproducer ran), else 0.") {
 		t.Errorf("replay -h: exit %d, usage:\n%s", code, errs)
 	}
 }
