@@ -199,19 +199,26 @@ var ErrNoSiblings = errors.New("isolation: no row shares a request with a row th
 // claim: their bound is +inf; the others are held to their own tokens' model and bound), and on
 // every tier that does not declare coupled rows (CouplesRows) each row that reads no poisoned slot
 // must have the same output bits in both. It returns what the poisoning did; ErrNoSiblings when it
-// asks nothing (the calls are still judged).
+// asks nothing (the calls are still judged); the *harness.DomainError when either call lies outside
+// l's declared domain (nothing compared).
 func CheckIsolation(l *harness.Lib, call *harness.DecodeCall, cuts []int, seed uint64) (Isolation, error) {
 	b, iso, err := Poison(call, cuts, seed)
 	if err != nil {
 		return iso, err
 	}
 	va := harness.CheckAll(l, call)
+	if d, ok := harness.OutsideDomain(va); ok {
+		return iso, d
+	}
 	for _, v := range va {
 		if v.Failed() {
 			return iso, v.Err
 		}
 	}
 	vb := harness.CheckAll(l, b)
+	if d, ok := harness.OutsideDomain(vb); ok {
+		return iso, d
+	}
 	in := call.In
 	rowBytes := 2 * in.NumQHeads * in.Cache.F.HeadSize
 	for i, v := range vb {

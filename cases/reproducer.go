@@ -180,15 +180,25 @@ func (x *Replayable) prepare(raw json.RawMessage) (err error) {
 			return err
 		}
 		x.op = c.Op()
-		x.run = func(l *harness.Lib) error { return harness.FirstFailure(harness.CheckAll(l, c)) }
+		x.run = func(l *harness.Lib) error { return verdictError(harness.CheckAll(l, c)) }
 		return nil
 	}
 	return fmt.Errorf("property %s: no reader of its case", p.Name)
 }
 
+// verdictError is the replay's outcome of a GPU property's verdicts: the *harness.DomainError when
+// the call lies outside l's declared domain (nothing ran), else the first failure.
+func verdictError(vs []harness.Verdict) error {
+	if d, ok := harness.OutsideDomain(vs); ok {
+		return d
+	}
+	return harness.FirstFailure(vs)
+}
+
 // Run replays the case: nil when the property holds, else the failure (starting with the path and
 // the property). A GPU property's case runs on every implementation in l of its op (the oracle
-// alone when l is nil).
+// alone when l is nil). A case outside l's declared domain (an adapter's, harness.Lib.Decl) is
+// not run: its error wraps the *harness.DomainError that says why, which errors.As finds.
 func (x *Replayable) Run(l *harness.Lib) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

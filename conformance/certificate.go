@@ -21,21 +21,25 @@ const SchemaVersion = 2
 
 // Certificate is certificate.json.
 type Certificate struct {
-	Schema     int    `json:"schema"`
-	Suite      string `json:"suite"`  // octant version
-	Commit     string `json:"commit"` // git commit of the suite
-	Dirty      bool   `json:"dirty"`  // uncommitted changes in the suite's tree
-	Mode       string `json:"mode"`   // ModeRuntime or ModeStatic
-	Arch       string `json:"arch"`
-	Library    string `json:"library,omitempty"`
+	Schema  int    `json:"schema"`
+	Suite   string `json:"suite"`  // octant version
+	Commit  string `json:"commit"` // git commit of the suite
+	Dirty   bool   `json:"dirty"`  // uncommitted changes in the suite's tree
+	Mode    string `json:"mode"`   // ModeRuntime or ModeStatic
+	Arch    string `json:"arch"`
+	Library string `json:"library,omitempty"` // the --lib given: a library's path, or a worker spec
+	// LibrarySHA is the SHA-256 of the library file, or of the adapter file for a worker spec.
 	LibrarySHA string `json:"library_sha256,omitempty"`
-	ABI        int    `json:"abi,omitempty"`
-	BuildInfo  string `json:"build_info,omitempty"`
-	Device     string `json:"device,omitempty"`
-	Runtime    string `json:"runtime,omitempty"` // runtime and driver as the library reports them
-	Date       string `json:"date"`
-	Command    string `json:"command"`
-	CaseGen    string `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
+	// Adapter is what ran the kernels when Library is a worker spec (provenance.go); nil for a
+	// C library.
+	Adapter   *Adapter `json:"adapter,omitempty"`
+	ABI       int      `json:"abi,omitempty"`
+	BuildInfo string   `json:"build_info,omitempty"`
+	Device    string   `json:"device,omitempty"`
+	Runtime   string   `json:"runtime,omitempty"` // runtime and driver as the library reports them
+	Date      string   `json:"date"`
+	Command   string   `json:"command"`
+	CaseGen   string   `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
 	// KernelSources is the SHA-256 of the suite tree's kernel sources with comments stripped
 	// (provenance.KernelSourceDigest of csrc): what a library built from this tree was built from.
 	// A committed certificate whose digest, ABI or case generator no longer match the tree is
@@ -58,11 +62,16 @@ type Certificate struct {
 	// Evidence says, per required op and tier, what the certificate rests on: kernels run (on
 	// which device, or on a model of an instruction), code objects only compiled and
 	// disassembled, or nothing.
-	Evidence     []Evidence   `json:"evidence"`
-	Summary      []Summary    `json:"summary"`
-	Cases        []CaseResult `json:"cases"`
-	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
-	Notes        []string     `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
+	Evidence []Evidence   `json:"evidence"`
+	Summary  []Summary    `json:"summary"`
+	Cases    []CaseResult `json:"cases"`
+	// Narrowed lists how the implementation's declaration narrows the contract (narrow.go): the
+	// required ops it does not declare, a reduce inside decode, formats, dtypes and block sizes it
+	// leaves out, the input classes it excludes, the ops that do not report their tier. A
+	// certified certificate with any is "CERTIFIED ON A NARROWED DOMAIN (...)".
+	Narrowed     []string `json:"narrowed,omitempty"`
+	NotCertified []string `json:"not_certified,omitempty"` // what this certificate does not cover
+	Notes        []string `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
 }
 
 // Certificate modes.
@@ -80,6 +89,12 @@ const (
 	HowCompiled = "compiled" // its code objects were compiled and disassembled; nothing ran
 	HowMissing  = "missing"  // its kernels do not exist in this repository
 	HowNotRun   = "not run"  // its kernels were to run (Where says on what), but no case of it ran
+	// HowNotDeclared: the implementation's declaration (an adapter's) has no such op: nothing
+	// ran, and the certificate is narrowed (narrow.go).
+	HowNotDeclared = "not declared"
+	// HowInDecode: the reduce runs inside the declared decode (reduce_in_decode): judged through
+	// decode's output only; the certificate is narrowed.
+	HowInDecode = "inside decode"
 )
 
 // Evidence is what one required (op, tier) of a certificate rests on.
@@ -93,7 +108,17 @@ type Evidence struct {
 	// Optional marks a tier the library lists beyond the architecture's requirements: it is
 	// judged like a required one, and a Fail in it blocks the certificate all the same.
 	Optional bool `json:"optional,omitempty"`
+	// OutsideDomain counts the cases of this op and tier outside the implementation's declared
+	// domain: NotSupported, never run, not among Cases.
+	OutsideDomain int `json:"outside_domain,omitempty"`
+	// TierNotReported says the op's callable does not report the tier that ran (an adapter's
+	// reports_tier false): a silent fallback to another tier shows only where the two tiers'
+	// bounds tell their outputs apart.
+	TierNotReported bool `json:"tier_not_reported,omitempty"`
 }
+
+// narrowed reports whether the evidence is a narrowing of the declaration, not a unit to run.
+func (e Evidence) narrowed() bool { return e.How == HowNotDeclared || e.How == HowInDecode }
 
 // Runtime reports whether the evidence is runtime evidence (its kernels ran).
 func (e Evidence) Runtime() bool { return e.How == HowRan || e.How == HowModel || e.How == HowOther }
@@ -123,20 +148,29 @@ func (c *Certificate) Finish() {
 	}
 	c.Summary = Summarize(c.Cases, 2)
 	runs := map[string]int{}
+	outside := map[string]int{}
 	status := map[string]harness.Status{}
 	for _, u := range c.Summary {
 		if strings.Contains(u.Node, "/") {
 			runs[u.Node] = u.Counts[harness.Pass.String()] + u.Counts[harness.QualityWarning.String()] + u.Counts[harness.Fail.String()]
+			outside[u.Node] = u.Counts[harness.NotSupported.String()]
 			status[u.Node] = u.Status
 		}
 	}
 	floor := max(c.MinCases, 1)
 	c.TooFew = nil
-	runtime := len(c.Evidence) > 0
+	runtime, anyRuntime := len(c.Evidence) > 0, false
 	for i := range c.Evidence {
 		e := &c.Evidence[i]
 		k := string(e.Op) + "/" + string(e.Tier)
 		e.Cases, e.Status = runs[k], status[k]
+		if c.Adapter != nil || len(c.Narrowed) > 0 {
+			e.OutsideDomain = outside[k]
+		}
+		if e.narrowed() {
+			e.Status = harness.NotSupported // declared out by the adapter: no case, no floor; the verdict says narrowed
+			continue
+		}
 		if e.Runtime() && e.Cases == 0 {
 			e.How = HowNotRun
 		}
@@ -149,11 +183,12 @@ func (c *Certificate) Finish() {
 			runtime = false
 			continue
 		}
+		anyRuntime = true
 		if e.Cases < floor {
 			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, floor))
 		}
 	}
-	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime
+	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && anyRuntime
 	c.VerdictLine = c.Verdict()
 }
 
@@ -164,11 +199,14 @@ func (c *Certificate) Finish() {
 func (c *Certificate) Verdict() string {
 	if c.Certified {
 		v := "CERTIFIED"
+		if len(c.Narrowed) > 0 {
+			v = "CERTIFIED ON A NARROWED DOMAIN (" + strings.Join(c.Narrowed, "; ") + ")"
+		}
 		switch {
 		case c.Mode == ModeModel:
-			v = "CERTIFIED on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
+			v += " on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
 		case c.Arch == "emu":
-			v = "CERTIFIED on the CPU emulator (the kernels' source compiled for the host CPU and run there: no GPU ran, and no GPU is certified)"
+			v += " on the CPU emulator (the kernels' source compiled for the host CPU and run there: no GPU ran, and no GPU is certified)"
 		}
 		if c.QualityWarnings > 0 {
 			v += fmt.Sprintf(" with %d quality warning%s: %s", c.QualityWarnings, plural(c.QualityWarnings), c.warningSummary())
@@ -185,10 +223,22 @@ func (c *Certificate) Verdict() string {
 		why = "static checks only: code objects compiled and disassembled, no kernel ran"
 	case len(c.TooFew) > 0:
 		why = "too few cases ran: " + c.TooFew[0]
+	case !c.anyRuntimeEvidence():
+		why = "no runtime evidence: the declaration leaves out every required op"
 	default:
 		why = "no runtime evidence for every required op and tier"
 	}
-	return "NOT CERTIFIED (" + why + ")"
+	v := "NOT CERTIFIED (" + why + ")"
+	if len(c.Narrowed) > 0 {
+		v += " on a narrowed domain (" + strings.Join(c.Narrowed, "; ") + ")"
+	}
+	return v
+}
+
+// anyRuntimeEvidence reports whether some op and tier of the certificate is runtime evidence
+// (its kernels were to run), not a narrowing of the declaration.
+func (c *Certificate) anyRuntimeEvidence() bool {
+	return slices.ContainsFunc(c.Evidence, func(e Evidence) bool { return !e.narrowed() })
 }
 
 // warningSummary says where the quality warnings are and how far from exact attention they go:
@@ -282,6 +332,12 @@ func (c *Certificate) Report() string {
 	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- kernel sources (csrc, comments stripped): sha256 %s\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.KernelSources, c.Date, c.Command, c.CaseGen, c.Seed, c.Budget)
 	if c.Library != "" {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
+	}
+	if a := c.Adapter; a != nil {
+		fmt.Fprintf(&b, "- adapter (%s mode): %s, sha256 %s\n", a.Mode, a.File, a.SHA256)
+		for _, f := range a.OptionFiles {
+			fmt.Fprintf(&b, "  - option %s=%s: sha256 %s\n", f.Option, f.Path, f.SHA256)
+		}
 	}
 	if len(c.Evidence) > 0 {
 		b.WriteString("\n## What this certificate rests on\n\n| op | tier | required | evidence | cases | status |\n| --- | --- | --- | --- | --- | --- |\n")
@@ -455,17 +511,34 @@ func firstLine(s string) string {
 func (e Evidence) Describe() string {
 	switch e.How {
 	case HowRan:
-		return "ran on " + e.Where
+		return "ran on " + e.Where + e.domainNote()
 	case HowModel:
-		return "ran on a model: " + e.Where
+		return "ran on a model: " + e.Where + e.domainNote()
 	case HowOther:
-		return "ran on another device: " + e.Where
+		return "ran on another device: " + e.Where + e.domainNote()
 	case HowCompiled:
 		return "compiled and disassembled only (" + e.Where + "): no kernel ran"
 	case HowNotRun:
-		return "not run: no case ran (to run on " + e.Where + ")"
+		return "not run: no case ran (to run on " + e.Where + ")" + e.domainNote()
+	case HowNotDeclared:
+		return "not declared: " + e.Where
+	case HowInDecode:
+		return "inside decode: " + e.Where
 	}
 	return "missing: " + e.Where
+}
+
+// domainNote is what a declared unit's evidence adds about its declaration: the cases outside
+// its domain, a tier not reported.
+func (e Evidence) domainNote() string {
+	s := ""
+	if e.OutsideDomain > 0 {
+		s += fmt.Sprintf("; %d case%s outside the declared domain (not run)", e.OutsideDomain, plural(e.OutsideDomain))
+	}
+	if e.TierNotReported {
+		s += "; tier not reported (a silent fallback shows only where the tiers' bounds differ)"
+	}
+	return s
 }
 
 // accuracyTable is report.md's accuracy section: per attention op and tier, the error against

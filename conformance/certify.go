@@ -85,12 +85,12 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	if len(a.Requires) == 0 {
 		return nil, fmt.Errorf("%s has no certification requirements in the registry (it is not a GPU architecture)", a.Name)
 	}
-	sum, err := provenance.FileSHA256(l.Path)
+	sum, adapter, err := identify(l)
 	if err != nil {
 		return nil, err
 	}
 	c := newCertificate(s, ModeRuntime, a)
-	c.Library, c.LibrarySHA, c.ABI = l.Path, sum, kernels.ABIVersion
+	c.Library, c.LibrarySHA, c.Adapter, c.ABI = l.Path, sum, adapter, kernels.ABIVersion
 	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
 	where := fmt.Sprintf("%s (%s), %s", dev.Name, dev.Arch, l.Path)
@@ -100,7 +100,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 			if m, ok := missingPair(a, r.Op, t); ok {
 				e.How, e.Where = HowMissing, m
 			}
-			c.Evidence = append(c.Evidence, e)
+			c.Evidence = append(c.Evidence, narrowEvidence(l, e))
 		}
 	}
 	o.Arch = a
@@ -109,6 +109,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 		return nil, err
 	}
 	c.Evidence = append(c.Evidence, optionalEvidence(units, where)...)
+	c.narrow(l, a)
 	c.Notes = notes
 	if c.Cases, err = RunBattery(ctx, l, units, o); err != nil {
 		return nil, interrupted(len(c.Cases), err)
@@ -164,13 +165,13 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	if err != nil {
 		return nil, err
 	}
-	sum, err := provenance.FileSHA256(l.Path)
+	sum, adapter, err := identify(l)
 	if err != nil {
 		return nil, err
 	}
 	dev := l.Dev.Info
 	c := newCertificate(s, ModeModel, a)
-	c.Library, c.LibrarySHA, c.ABI = l.Path, sum, kernels.ABIVersion
+	c.Library, c.LibrarySHA, c.Adapter, c.ABI = l.Path, sum, adapter, kernels.ABIVersion
 	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
 	for _, r := range a.Requires {
@@ -187,7 +188,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 			if m, ok := missingPair(a, r.Op, t); ok {
 				e.How, e.Where = HowMissing, m
 			}
-			c.Evidence = append(c.Evidence, e)
+			c.Evidence = append(c.Evidence, narrowEvidence(l, e))
 		}
 	}
 	o.Arch, o.Model = a, true
@@ -196,6 +197,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 		return nil, err
 	}
 	c.Evidence = append(c.Evidence, optionalEvidence(units, fmt.Sprintf("%s (%s), %s", dev.Name, dev.Arch, l.Path))...)
+	c.narrow(l, a)
 	c.Notes = notes
 	for _, sc := range static.Cases {
 		if strings.HasPrefix(sc.Path, "isa/") {
@@ -207,7 +209,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 		return nil, interrupted(len(ran), err)
 	}
 	c.Cases = append(c.Cases, ran...)
-	c.NotCertified = []string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}
+	c.NotCertified = append([]string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}, c.NotCertified...)
 	c.Finish()
 	return c, nil
 }

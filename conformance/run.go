@@ -42,7 +42,7 @@ type HungCase struct {
 }
 
 // Plan returns the battery's units on l: every required (op, tier) of the architecture (on its
-// model tier when o.Model), then every other tier l lists for decode and prefill (o.Tiers may
+// model tier when o.Model) whose op l's declaration declares (every op for a C library), then every other tier l lists for decode and prefill (o.Tiers may
 // narrow these, never the required ones), and notes for a person: a tier o.Tiers names that l
 // lacks is an error.
 func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
@@ -52,6 +52,9 @@ func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
 		}
 	}
 	for _, u := range Units(o.Arch.Requires) {
+		if !l.Decl.Declares(u.Op) {
+			continue // not declared by the adapter (or its reduce inside decode): a narrowed certificate's evidence says so
+		}
 		if o.Model && u.Tier != arch.Portable {
 			u.LibTier = u.Tier.Model()
 		}

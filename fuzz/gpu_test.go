@@ -24,21 +24,34 @@ import (
 // -parallel=1 (make fuzz-gpu). TestOracleX run the same judges with the oracle alone (its
 // float32 models held to the bounds every tier is held to), so CI exercises them too.
 
-func skipWithoutLib(tb testing.TB) {
+// skipWithoutLib skips tb without $OCTANT_LIB, and when the library's declaration (an adapter's)
+// leaves op out: every case would be outside its declared domain. Otherwise it starts prop's count
+// of cases outside the domain and logs it when tb ends (outside.go).
+func skipWithoutLib(tb testing.TB, op arch.Op, prop string) {
 	tb.Helper()
-	if _, err := harnesstest.EnvLib(); errors.Is(err, harnesstest.ErrNoLib) {
+	l, err := harnesstest.EnvLib()
+	if errors.Is(err, harnesstest.ErrNoLib) {
 		tb.Skip(err)
 	} else if err != nil {
 		tb.Fatal(err)
 	}
+	if !l.Decl.Declares(op) {
+		tb.Skipf("outside declared domain: %s declares no %s op", l.Path, op)
+	}
+	run.resetOutside(prop)
+	tb.Cleanup(func() {
+		if s := run.OutsideLine(prop); s != "" {
+			tb.Log(s)
+		}
+	})
 }
 
 func TestGPUStore(t *testing.T) {
-	skipWithoutLib(t)
+	skipWithoutLib(t, arch.Store, cases.PropNameGPUStore)
 	rapid.Check(t, run.Counted(cases.PropNameGPUStore, run.PropGPUStore))
 }
 func TestGPURotate(t *testing.T) {
-	skipWithoutLib(t)
+	skipWithoutLib(t, arch.Rotate, cases.PropNameGPURotate)
 	rapid.Check(t, run.Counted(cases.PropNameGPURotate, run.PropGPURotate))
 }
 
@@ -47,7 +60,7 @@ func TestGPURotate(t *testing.T) {
 // workers builds and judges). A failing case is then judged again under rapid.Check alone from the
 // seed rapid drew it with (subtest "recheck"), so rapid shrinks it and reports it as usual.
 func TestGPUDecode(t *testing.T) {
-	skipWithoutLib(t)
+	skipWithoutLib(t, arch.Decode, cases.PropNameGPUDecode)
 	l, _ := harnesstest.EnvLib()
 	base := rapidBaseSeed()
 	before := l.Dev.CallTimes()
@@ -124,24 +137,28 @@ func callTimes(before, after map[string]time.Duration) string {
 	return s
 }
 func TestGPUReduce(t *testing.T) {
-	skipWithoutLib(t)
+	skipWithoutLib(t, arch.Reduce, cases.PropNameGPUReduce)
 	rapid.Check(t, run.Counted(cases.PropNameGPUReduce, run.PropGPUReduce))
 }
 func TestGPUPrefill(t *testing.T) {
-	skipWithoutLib(t)
+	skipWithoutLib(t, arch.Prefill, cases.PropNameGPUPrefill)
 	rapid.Check(t, run.Counted(cases.PropNameGPUPrefill, run.PropGPUPrefill))
 }
 
-func gpuFuzz(f *testing.F, prop func(*rapid.T)) {
-	skipWithoutLib(f)
-	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), prop)))
+// gpuFuzz runs a GPU property as a fuzz target; a case outside the library's declared domain is
+// skipped with its reason (a seed of the corpus shows as SKIP) and counted.
+func gpuFuzz(f *testing.F, op arch.Op, prop string, mk func(skipOutside bool) func(*rapid.T)) {
+	skipWithoutLib(f, op, prop)
+	f.Fuzz(rapid.MakeFuzz(run.Counted(f.Name(), mk(true))))
 }
 
-func FuzzStore(f *testing.F)   { gpuFuzz(f, run.PropGPUStore) }
-func FuzzRotate(f *testing.F)  { gpuFuzz(f, run.PropGPURotate) }
-func FuzzDecode(f *testing.F)  { gpuFuzz(f, run.PropGPUDecode) }
-func FuzzReduce(f *testing.F)  { gpuFuzz(f, run.PropGPUReduce) }
-func FuzzPrefill(f *testing.F) { gpuFuzz(f, run.PropGPUPrefill) }
+func FuzzStore(f *testing.F)  { gpuFuzz(f, arch.Store, cases.PropNameGPUStore, run.storeProp) }
+func FuzzRotate(f *testing.F) { gpuFuzz(f, arch.Rotate, cases.PropNameGPURotate, run.rotateProp) }
+func FuzzDecode(f *testing.F) { gpuFuzz(f, arch.Decode, cases.PropNameGPUDecode, run.decodeProp) }
+func FuzzReduce(f *testing.F) { gpuFuzz(f, arch.Reduce, cases.PropNameGPUReduce, run.reduceProp) }
+func FuzzPrefill(f *testing.F) {
+	gpuFuzz(f, arch.Prefill, cases.PropNameGPUPrefill, run.prefillProp)
+}
 
 // oracleOnly judges recipes of gen with no library: the oracle's side of every GPU target (its
 // float32 models against the bounds, the store's oracle bytes against slot acceptance). Few cases
@@ -150,7 +167,7 @@ func oracleOnly[C any, P interface {
 	*C
 	cases.Recipe
 }](t *testing.T, name string, gen *rapid.Generator[P]) {
-	rapid.Check(t, func(rt *rapid.T) { run.checkRecipe(rt, name, nil, gen.Draw(rt, "case")) })
+	rapid.Check(t, func(rt *rapid.T) { run.checkRecipe(rt, name, nil, gen.Draw(rt, "case"), false) })
 }
 
 func TestOracleStore(t *testing.T)  { oracleOnly(t, cases.PropNameGPUStore, cases.GPUStoreCases()) }

@@ -39,7 +39,9 @@ func TestIsolationDecode(t *testing.T) {
 }
 
 // FuzzIsolation is the isolation property as a fuzz target (skips without $OCTANT_LIB).
-func FuzzIsolation(f *testing.F) { gpuFuzz(f, run.PropIsolationDecode) }
+func FuzzIsolation(f *testing.F) {
+	gpuFuzz(f, arch.Decode, cases.PropNameIsoDecode, func(skip bool) func(*rapid.T) { return run.isolationProp(cases.IsolationCases(), skip) })
+}
 
 // TestIsolationSmallCases: the -short form's cases are FuzzDecode's small calls (at most 4
 // requests of at most 1024 tokens, 2 KV heads, cost up to GpuDecodeSmallCost), query_group raised

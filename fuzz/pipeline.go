@@ -58,6 +58,10 @@ func (r *Runner) newDecodePipeline(l *harness.Lib) *decodePipeline {
 				start := time.Now()
 				j := r.judgeSafely(l, job.c)
 				r.slow.add(time.Since(start), j.build, job.c)
+				if d, ok := harness.OutsideDomain(j.vs); ok {
+					r.countOutside(cases.PropNameGPUDecode, d)
+					continue
+				}
 				if j.err != nil || harness.FirstFailure(j.vs) != nil {
 					p.mu.Lock()
 					p.fails = append(p.fails, pipeFailure{job.index, job.c, j})

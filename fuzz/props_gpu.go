@@ -17,9 +17,14 @@ func (r *Runner) gpuLib(t *rapid.T) *harness.Lib {
 }
 
 // checkRecipe builds c's call and judges it on every implementation in l (nil: the oracle alone);
-// a failing verdict records c as a reproducer and fails t with the replay command.
-func (r *Runner) checkRecipe(t *rapid.T, name string, l *harness.Lib, c cases.Recipe) {
+// a failing verdict records c as a reproducer and fails t with the replay command. A call outside
+// l's declared domain is counted and logged (outside.go), and skipped when skipOutside.
+func (r *Runner) checkRecipe(t *rapid.T, name string, l *harness.Lib, c cases.Recipe, skipOutside bool) {
 	j := r.judgeRecipe(l, c)
+	if d, ok := harness.OutsideDomain(j.vs); ok {
+		r.outside(t, name, d, skipOutside)
+		return
+	}
 	r.report(t, j, name, l, c)
 }
 
@@ -70,38 +75,45 @@ func (r *Runner) report(t *rapid.T, j judged, name string, l *harness.Lib, c cas
 	}
 }
 
-// gpuProp is a GPU property: draw a recipe, check it on the runner's library, record a failure.
+// gpuProp is a GPU property: draw a recipe, check it on the runner's library, record a failure;
+// a case outside the library's declared domain is counted, and skipped when skipOutside.
 func gpuProp[C any, P interface {
 	*C
 	cases.Recipe
-}](r *Runner, name string, gen *rapid.Generator[P]) func(*rapid.T) {
+}](r *Runner, name string, gen *rapid.Generator[P], skipOutside bool) func(*rapid.T) {
 	return func(t *rapid.T) {
 		l := r.gpuLib(t)
-		r.checkRecipe(t, name, l, gen.Draw(t, "case"))
+		r.checkRecipe(t, name, l, gen.Draw(t, "case"), skipOutside)
 	}
 }
 
 // PropGPUDecode: a decode call (cases.GPUDecodeCases) passes on every decode tier.
-func (r *Runner) PropGPUDecode(t *rapid.T) {
-	gpuProp(r, cases.PropNameGPUDecode, cases.GPUDecodeCases(cases.GPUDecodeOptions()))(t)
-}
+func (r *Runner) PropGPUDecode(t *rapid.T) { r.decodeProp(false)(t) }
 
 // PropGPUStore: a store call (cases.GPUStoreCases) passes on the library.
-func (r *Runner) PropGPUStore(t *rapid.T) {
-	gpuProp(r, cases.PropNameGPUStore, cases.GPUStoreCases())(t)
-}
+func (r *Runner) PropGPUStore(t *rapid.T) { r.storeProp(false)(t) }
 
 // PropGPURotate: a rotate call (cases.GPURotateCases) passes on the library.
-func (r *Runner) PropGPURotate(t *rapid.T) {
-	gpuProp(r, cases.PropNameGPURotate, cases.GPURotateCases())(t)
-}
+func (r *Runner) PropGPURotate(t *rapid.T) { r.rotateProp(false)(t) }
 
 // PropGPUReduce: a reduce call (cases.GPUReduceCases) passes on the library.
-func (r *Runner) PropGPUReduce(t *rapid.T) {
-	gpuProp(r, cases.PropNameGPUReduce, cases.GPUReduceCases())(t)
-}
+func (r *Runner) PropGPUReduce(t *rapid.T) { r.reduceProp(false)(t) }
 
 // PropGPUPrefill: a prefill call (cases.GPUPrefillCases) passes on every prefill tier.
-func (r *Runner) PropGPUPrefill(t *rapid.T) {
-	gpuProp(r, cases.PropNameGPUPrefill, cases.GPUPrefillCases())(t)
+func (r *Runner) PropGPUPrefill(t *rapid.T) { r.prefillProp(false)(t) }
+
+func (r *Runner) decodeProp(skipOutside bool) func(*rapid.T) {
+	return gpuProp(r, cases.PropNameGPUDecode, cases.GPUDecodeCases(cases.GPUDecodeOptions()), skipOutside)
+}
+func (r *Runner) storeProp(skipOutside bool) func(*rapid.T) {
+	return gpuProp(r, cases.PropNameGPUStore, cases.GPUStoreCases(), skipOutside)
+}
+func (r *Runner) rotateProp(skipOutside bool) func(*rapid.T) {
+	return gpuProp(r, cases.PropNameGPURotate, cases.GPURotateCases(), skipOutside)
+}
+func (r *Runner) reduceProp(skipOutside bool) func(*rapid.T) {
+	return gpuProp(r, cases.PropNameGPUReduce, cases.GPUReduceCases(), skipOutside)
+}
+func (r *Runner) prefillProp(skipOutside bool) func(*rapid.T) {
+	return gpuProp(r, cases.PropNameGPUPrefill, cases.GPUPrefillCases(), skipOutside)
 }

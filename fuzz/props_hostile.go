@@ -1,7 +1,10 @@
 package fuzz
 
 import (
+	"errors"
+
 	"github.com/octant-kv/octant/cases"
+	"github.com/octant-kv/octant/harness"
 	"pgregory.net/rapid"
 )
 
@@ -13,7 +16,12 @@ func (r *Runner) mustNotMatter(name string, regions cases.Region, set func(t *ra
 		m := &cases.MustNotMatterCase{Regions: regions}
 		set(t, m)
 		m.Seed = rapid.Uint64().Draw(t, "hostile_seed")
-		if err := cases.CheckMustNotMatter(l, m); err != nil {
+		err := cases.CheckMustNotMatter(l, m)
+		if d := (*harness.DomainError)(nil); errors.As(err, &d) {
+			r.outside(t, name, d, false)
+			return
+		}
+		if err != nil {
 			if m.Decode != nil {
 				if c, cerr := m.Decode.Call(); cerr == nil {
 					m.Decode.Record(c)
@@ -52,21 +60,27 @@ func (r *Runner) PropMustNotMatterReduce(t *rapid.T) {
 // every tier that does not declare coupled rows, and pass their judgement on every tier. A failure
 // records the case (its recipe with its digest, cuts and poison seed) as a reproducer under
 // corpus/regressions/decode and ends with its replay command, as the other GPU properties do.
-func (r *Runner) PropIsolationDecode(t *rapid.T) { r.isolationProp(cases.IsolationCases())(t) }
+func (r *Runner) PropIsolationDecode(t *rapid.T) { r.isolationProp(cases.IsolationCases(), false)(t) }
 
 // PropIsolationDecodeSmall is PropIsolationDecode over FuzzDecode's small calls alone
 // (IsolationSmallCases): TestIsolationDecode's -short form, judged on every tier the same way.
 func (r *Runner) PropIsolationDecodeSmall(t *rapid.T) {
-	r.isolationProp(cases.IsolationSmallCases())(t)
+	r.isolationProp(cases.IsolationSmallCases(), false)(t)
 }
 
 // isolationProp is the isolation property over the cases of gen, on the runner's library or the oracle
-// alone; a failure records its reproducer.
-func (r *Runner) isolationProp(gen *rapid.Generator[*cases.IsolationCase]) func(*rapid.T) {
+// alone; a failure records its reproducer, and a case outside the library's declared domain is
+// counted (outside.go), and skipped when skipOutside.
+func (r *Runner) isolationProp(gen *rapid.Generator[*cases.IsolationCase], skipOutside bool) func(*rapid.T) {
 	return func(t *rapid.T) {
 		l := r.Lib
 		m := gen.Draw(t, "iso")
-		if _, err := cases.CheckIsolationCase(l, m); err != nil {
+		_, err := cases.CheckIsolationCase(l, m)
+		if d := (*harness.DomainError)(nil); errors.As(err, &d) {
+			r.outside(t, cases.PropNameIsoDecode, d, skipOutside)
+			return
+		}
+		if err != nil {
 			m.Record()
 			r.failLib(t, cases.PropNameIsoDecode, l, m, err)
 		}

@@ -37,6 +37,7 @@ type Runner struct {
 	mu       sync.Mutex
 	written  map[string]string // per property, the reproducer written last
 	progress map[string]*progressState
+	outsides map[string]*outsideTally // per property, the cases outside the declared domain (outside.go)
 }
 
 // NewRunner returns a runner with library l (nil: none) and the settings s: reproducers under
@@ -76,6 +77,9 @@ func (r *Runner) init() {
 	}
 	if r.progress == nil {
 		r.progress = map[string]*progressState{}
+	}
+	if r.outsides == nil {
+		r.outsides = map[string]*outsideTally{}
 	}
 	if r.ReplayCmd == "" {
 		r.ReplayCmd = cases.ReplayCommand

@@ -71,6 +71,18 @@ func skipThroughWorker(t testing.TB, why string) {
 	}
 }
 
+// skipNarrowed skips the tests that call the binding directly with every op, dtype and format and
+// compare the ABI's statuses (the error and alignment tables) when the library's declaration (an
+// adapter's) narrows the contract: the worker refuses what is not declared before the adapter
+// sees it, with another status than the case expects.
+func skipNarrowed(t testing.TB) {
+	t.Helper()
+	l := lib(t)
+	if n := l.Decl.Narrowing(arch.Ops()); len(n) > 0 {
+		t.Skipf("outside declared domain: %s narrows the contract (%s); the error tables expect the ABI's statuses for every op, dtype and format", l.Path, strings.Join(n, "; "))
+	}
+}
+
 // hostMapThroughWorker is why a case of slot_mapping_host skips through a worker.
 const hostMapThroughWorker = "slot_mapping_host points into this process, which a worker cannot read: the worker backend sends it as NULL (kernels/worker, Store), so the library reads the device's slot_mapping instead"
 
@@ -85,9 +97,13 @@ func skippedThroughWorker(t *testing.T, name, why string) bool {
 	return true
 }
 
-// libImpl is the library's one implementation of an untiered op (store, rotate, reduce).
+// libImpl is the library's one implementation of an untiered op (store, rotate, reduce); the test
+// skips when the library's declaration (an adapter's) leaves the op out.
 func libImpl(t testing.TB, l *harness.Lib, op arch.Op) harness.Impl {
 	t.Helper()
+	if !l.Decl.Declares(op) {
+		t.Skipf("outside declared domain: %s declares no %s op", l.Path, op)
+	}
 	impls, err := harness.Impls(l, op)
 	if err != nil || len(impls) != 1 {
 		t.Fatalf("%s: implementations %v, %v: expected the library's one", op, impls, err)
@@ -104,9 +120,14 @@ func forEachTier(t *testing.T, op arch.Op, fn func(t *testing.T, tier kernels.Ti
 }
 
 // report turns a harness verdict into the test's outcome: Fail fails the case (with its
-// reproduction line), a QualityWarning and a Pass are logged.
+// reproduction line), a QualityWarning and a Pass are logged, and a case outside the library's
+// declared domain (an adapter's: NotSupported, nothing ran) skips with the reason, so that every
+// list of skips (go test -v, make bridge-test's parity) names it.
 func report(t testing.TB, what string, v harness.Verdict) {
 	t.Helper()
+	if v.Status == harness.NotSupported {
+		t.Skipf("%s: %v", what, v.Err)
+	}
 	judged.add(v)
 	switch v.Status {
 	case harness.Fail:

@@ -40,13 +40,39 @@ type prefetcher interface {
 	prefetch(impls []Impl)
 }
 
-// Check runs c on one implementation and judges it.
-func Check(l *Lib, im Impl, c Call) Verdict { return c.judge(l, im) }
+// Check runs c on one implementation and judges it. A call outside l's declared domain
+// (Lib.Outside) is not run: its verdict is NotSupported, its Err the *DomainError that says why.
+func Check(l *Lib, im Impl, c Call) Verdict {
+	if d := l.Outside(c); d != nil && !im.Oracle {
+		return outsideVerdict(im, d)
+	}
+	return c.judge(l, im)
+}
+
+// outsideVerdict is the NotSupported verdict of a call outside the declared domain.
+func outsideVerdict(im Impl, d *DomainError) Verdict {
+	v := newVerdict(d.Op, im)
+	v.Status, v.Err, v.Note = NotSupported, d, d.Error()
+	return v
+}
 
 // CheckAll runs c on every implementation of its op in l (Impls; nil l: the oracle alone) and
 // returns one verdict per implementation, in order. A library that offers no implementation of a
-// tiered op gives one failing verdict saying so.
+// tiered op gives one failing verdict saying so. A call outside l's declared domain (Lib.Outside;
+// its op undeclared included) runs on none: one NotSupported verdict per implementation (one
+// named "library" when the op has none), each with the *DomainError.
 func CheckAll(l *Lib, c Call) []Verdict {
+	if d := l.Outside(c); d != nil {
+		impls, err := Impls(l, c.Op())
+		if err != nil || len(impls) == 0 {
+			impls = []Impl{{Name: "library"}}
+		}
+		out := make([]Verdict, len(impls))
+		for i, im := range impls {
+			out[i] = outsideVerdict(im, d)
+		}
+		return out
+	}
 	impls, err := Impls(l, c.Op())
 	if err != nil {
 		v := newVerdict(c.Op(), Impl{Name: "library"})

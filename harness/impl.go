@@ -27,10 +27,14 @@ const (
 // Impls lists the implementations of op a judge runs: with no library (l nil) the oracle alone;
 // with one, every tier of l that offers op (decode, prefill) or the library's one implementation
 // (store, rotate, reduce). A library with no tier for a tiered op is an error: every architecture
-// has at least the portable tier (docs/contract.md §6).
+// has at least the portable tier (docs/contract.md §6); so is an op l's declaration (Lib.Decl)
+// leaves out.
 func Impls(l *Lib, op arch.Op) ([]Impl, error) {
 	if l == nil {
 		return []Impl{{Name: OracleImpl, Oracle: true}}, nil
+	}
+	if !l.Decl.Declares(op) {
+		return nil, fmt.Errorf("%s declares no %s op: it has no implementation of it (outside declared domain)", l.Path, op)
 	}
 	if !op.Tiered() {
 		return []Impl{{Name: PortableImpl, Tier: kernels.TierDesc{Name: arch.Portable}}}, nil

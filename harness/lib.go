@@ -24,6 +24,11 @@ type Lib struct {
 	// Ops runs the C ABI's ops: Dev itself, or an implementation wrapped around it (the
 	// certifier's fixtures, harnesstest) whose verdicts the judges must reach on their own.
 	Ops Kernels
+	// Decl is what the implementation declares it supports (a worker's adapter, docs/adapters.md);
+	// nil for a C library, which is judged on the whole contract. A call outside it is
+	// NotSupported, never run (Outside, Check), and an op it does not declare has no
+	// implementation (Offers, Impls).
+	Decl *Declaration
 }
 
 // Kernels is the C ABI's ops as the judges call them (kernels.Device implements it).
@@ -100,8 +105,11 @@ func (l *Lib) OnTier(name arch.TierName) *Lib {
 }
 
 // Offers reports whether l implements op on the named tier (untiered ops: the portable
-// implementation every library has).
+// implementation every library has, and every adapter that declares the op).
 func (l *Lib) Offers(op arch.Op, tier arch.TierName) bool {
+	if !l.Decl.Declares(op) {
+		return false
+	}
 	if !op.Tiered() {
 		return tier == arch.Portable
 	}

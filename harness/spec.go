@@ -97,5 +97,17 @@ func OpenWith(spec string, o OpenOptions) (*Lib, error) {
 		d.Close()
 		return nil, fmt.Errorf("listing the tiers of %s: %w", spec, err)
 	}
-	return &Lib{Path: spec, Worker: b, Dev: d, Tiers: tiers}, nil
+	decl, err := ParseDeclaration(b.Declaration())
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	return &Lib{Path: spec, Worker: b, Dev: d, Tiers: tiers, Decl: decl}, nil
+}
+
+// WorkerSpec splits a spec that starts a worker (host:ADAPTER.py?k=v, torch:...) into its mode,
+// the adapter's path and its options; ok is false for a library path (and err nil). A malformed
+// worker spec is an error saying what was expected.
+func WorkerSpec(spec string) (mode, adapter string, opts map[string]string, ok bool, err error) {
+	return workerSpec(spec)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/bench"
+	"github.com/octant-kv/octant/harness"
 	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/internal/settings"
 	"github.com/octant-kv/octant/kernels"
@@ -174,6 +175,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--copy-reps %d: need at least 1", *copyReps)
 	case *lib == "":
 		return usageErr("--lib is required (or set OCTANT_LIB): a kernel library built with make cuda, make hip or make emu")
+	}
+	if _, _, _, isSpec, _ := harness.WorkerSpec(*lib); isSpec {
+		return usageErr("--lib %s: a worker spec; octant bench times a kernel library's device timers (octave_timer_start/stop) and takes the library's path, not an adapter (docs/adapters.md: a worker has no device timer)", *lib)
 	}
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", a...) }
 

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/conformance"
+	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/provenance"
 )
 
 // TestConformUsageErrors: bad flags and missing inputs exit 2 with a message saying what was
@@ -113,4 +117,138 @@ func emuLib(t *testing.T) string {
 		t.Skip("build/liboctave_emu.so missing: make emu")
 	}
 	return lib
+}
+
+// conformCert runs octant conform with args and reads the certificate it wrote.
+func conformCert(t *testing.T, args ...string) (int, string, conformance.Certificate) {
+	t.Helper()
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(append(append([]string{"conform"}, args...), "--out", out)...)
+	b, err := os.ReadFile(filepath.Join(out, "certificate.json"))
+	if err != nil {
+		t.Fatalf("exit %d, no certificate (%v); stdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
+	}
+	var c conformance.Certificate
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout, c
+}
+
+// emuAndAdapters is the CPU emulator library and the absolute paths of the reference adapter and
+// the narrowing test adapter, or a skip.
+func emuAndAdapters(t *testing.T) (emu, capi, narrow string) {
+	t.Helper()
+	emu, _ = filepath.Abs("../../build/liboctave_emu.so")
+	if _, err := os.Stat(emu); err != nil {
+		t.Skip("build/liboctave_emu.so missing: make emu")
+	}
+	capi, _ = filepath.Abs("../../kernels/worker/py/octant_adapters/capi.py")
+	narrow, _ = filepath.Abs("../../kernels/worker/testdata/narrow_adapter.py")
+	return emu, capi, narrow
+}
+
+// TestConformThroughAdapter: conform through host:capi.py?lib=<emulator> certifies the same units
+// with the same case counts and verdicts as conform on the emulator library directly (dates and
+// times left out), and the certificate records the spec, the adapter's SHA-256 and the library
+// its lib= option names with the library's own SHA-256; nothing is narrowed.
+func TestConformThroughAdapter(t *testing.T) {
+	emu, capi, _ := emuAndAdapters(t)
+	args := []string{"--fixed", "2", "--budget", "0s", "--min-cases", "1"}
+	codeD, _, direct := conformCert(t, append([]string{"--lib", emu}, args...)...)
+	spec := "host:" + capi + "?lib=" + emu
+	codeA, stdout, via := conformCert(t, append([]string{"--lib", spec}, args...)...)
+	if codeD != 0 || codeA != 0 || !via.Certified || via.VerdictLine != direct.VerdictLine {
+		t.Errorf("exit %d direct, %d through the adapter; verdicts %q and %q: expected both certified alike\n%s", codeD, codeA, direct.VerdictLine, via.VerdictLine, stdout)
+	}
+	type caseKey struct {
+		Path   string
+		Status string
+	}
+	keys := func(c conformance.Certificate) (out []caseKey) {
+		for _, r := range c.Cases {
+			out = append(out, caseKey{r.Path, r.Status.String()})
+		}
+		return out
+	}
+	if a, b := keys(direct), keys(via); !slices.Equal(a, b) {
+		t.Errorf("cases differ:\ndirect  %v\nadapter %v", a, b)
+	}
+	if len(direct.Evidence) != len(via.Evidence) {
+		t.Fatalf("%d evidence rows direct, %d through the adapter", len(direct.Evidence), len(via.Evidence))
+	}
+	for i, e := range direct.Evidence {
+		v := via.Evidence[i]
+		if e.Op != v.Op || e.Tier != v.Tier || e.How != v.How || e.Cases != v.Cases || e.Status != v.Status || e.OutsideDomain != 0 || v.OutsideDomain != 0 {
+			t.Errorf("evidence %d: direct %+v, adapter %+v", i, e, v)
+		}
+	}
+	sum, err := provenance.FileSHA256(capi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := via.Adapter
+	if via.Library != spec || via.LibrarySHA != sum || a == nil || a.Spec != spec || a.File != capi || a.SHA256 != sum || a.Mode != "host" ||
+		len(a.OptionFiles) != 1 || a.OptionFiles[0].Option != "lib" || a.OptionFiles[0].Path != emu || a.OptionFiles[0].SHA256 != direct.LibrarySHA {
+		t.Errorf("provenance: library %q sha %s, adapter %+v; expected the spec, capi.py's sha256 %s and lib=%s with the library's %s", via.Library, via.LibrarySHA, a, sum, emu, direct.LibrarySHA)
+	}
+	if direct.Adapter != nil || len(direct.Narrowed) > 0 || len(via.Narrowed) > 0 {
+		t.Errorf("adapter %+v on the library; narrowed %v direct, %v through capi.py: expected none", direct.Adapter, direct.Narrowed, via.Narrowed)
+	}
+}
+
+// TestConformNarrowed: through an adapter whose declaration leaves prefill out, runs its reduce
+// inside decode, excludes invalid block ids and does not report decode's tier (narrow_adapter.py
+// over the emulator), the certificate is CERTIFIED ON A NARROWED DOMAIN naming each narrowing, in
+// the JSON and under not_certified; prefill and reduce run no case and are evidence "not declared"
+// and "inside decode"; decode's cases outside the domain are counted apart and do not count toward
+// --min-cases. A declaration of no required op certifies nothing.
+func TestConformNarrowed(t *testing.T) {
+	emu, _, narrow := emuAndAdapters(t)
+	spec := "host:" + narrow + "?lib=" + emu + "&drop=prefill&reduce_in_decode=1&excludes=invalid-block-ids&no_tier=decode"
+	code, stdout, c := conformCert(t, "--lib", spec, "--fixed", "4", "--budget", "0s", "--min-cases", "1", "--tiers", "portable")
+	want := "CERTIFIED ON A NARROWED DOMAIN (not declared: prefill; reduce inside decode; outside declared domain: invalid block ids; decode tier not reported) on the CPU emulator"
+	if code != 0 || !c.Certified || !strings.HasPrefix(c.VerdictLine, want) {
+		t.Fatalf("exit %d, verdict %q; expected exit 0 and a verdict starting %q\n%s", code, c.VerdictLine, want, stdout)
+	}
+	wantNarrowed := []string{"not declared: prefill", "reduce inside decode", "outside declared domain: invalid block ids", "decode tier not reported"}
+	if !slices.Equal(c.Narrowed, wantNarrowed) {
+		t.Errorf("narrowed %q, expected %q", c.Narrowed, wantNarrowed)
+	}
+	for _, n := range wantNarrowed {
+		if !slices.Contains(c.NotCertified, "narrowed by the adapter's declaration: "+n) {
+			t.Errorf("not_certified %q lacks %q", c.NotCertified, n)
+		}
+	}
+	outside, notSupported := 0, 0
+	for _, e := range c.Evidence {
+		switch {
+		case e.Op == arch.Prefill && e.How != conformance.HowNotDeclared, e.Op == arch.Reduce && e.How != conformance.HowInDecode:
+			t.Errorf("evidence %+v: expected prefill not declared and reduce inside decode", e)
+		case e.Op == arch.Decode:
+			outside += e.OutsideDomain
+			if !e.TierNotReported {
+				t.Errorf("decode evidence %+v: expected tier not reported", e)
+			}
+		}
+	}
+	for _, r := range c.Cases {
+		if strings.HasPrefix(r.Path, "prefill/") || strings.HasPrefix(r.Path, "reduce/") {
+			t.Errorf("case %s ran: expected no prefill or reduce case", r.Path)
+		}
+		if r.Status == harness.NotSupported {
+			notSupported++
+			if !strings.HasPrefix(r.Message, "portable: ") && !strings.Contains(r.Message, "outside declared domain: invalid block ids") {
+				t.Errorf("case %s: %q, expected outside declared domain: invalid block ids", r.Path, r.Message)
+			}
+		}
+	}
+	if outside == 0 || outside != notSupported {
+		t.Errorf("decode counts %d cases outside the domain, the certificate has %d NotSupported: expected the same, above 0 (seeds 0-3 include invalid block ids)", outside, notSupported)
+	}
+
+	code, stdout, c = conformCert(t, "--lib", "host:"+narrow+"?lib="+emu+"&drop=store,rotate,decode,prefill&reduce_in_decode=1", "--fixed", "1", "--budget", "0s", "--min-cases", "1")
+	if code != 1 || c.Certified || !strings.Contains(c.VerdictLine, "NOT CERTIFIED") || !strings.Contains(c.VerdictLine, "narrowed domain") {
+		t.Errorf("a declaration of no required op: exit %d, verdict %q; expected exit 1, NOT CERTIFIED on a narrowed domain\n%s", code, c.VerdictLine, stdout)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/octant-kv/octant/cases"
 	"github.com/octant-kv/octant/harness"
@@ -30,14 +31,18 @@ the oracle alone). Each file gets a line:
 
   ok   FILE (what ran: "oracle", "oracle only: no --lib", or "oracle; tiers portable, mma on LIB")
   FAIL FILE: the failure                           (the property still fails)
+  out  FILE: outside declared domain: REASONS      (an adapter's declaration excludes the case:
+                                                    nothing ran, and it neither passes nor fails)
 
 and a file that cannot be replayed (unreadable, not a reproducer, an unknown property, a case
 field out of its range: the error names the field, its value and what was expected) an error line
 on stderr; it does not stop the files after it. The last line counts them:
-"replay: N ok, M failing, K unreadable".
+"replay: N ok, M failing, K unreadable" and, when --lib is an adapter whose declaration excludes
+some, ", J outside the declared domain".
 
 Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if
-any reproducer still fails, else 0.
+any reproducer still fails, else 4 if any was outside the declared domain (nothing failed, but
+not every reproducer ran), else 0.
 
 `)
 		fs.PrintDefaults()
@@ -68,7 +73,7 @@ any reproducer still fails, else 0.
 		defer g.Close()
 		fmt.Fprintf(stdout, "library: %s\n", g)
 	}
-	var ok, failing, unreadable int
+	var ok, failing, unreadable, outside int
 	for _, p := range paths {
 		x, err := cases.LoadReproducer(p)
 		if err != nil {
@@ -76,7 +81,13 @@ any reproducer still fails, else 0.
 			unreadable++
 			continue
 		}
-		if err := runReproducer(x, g); err != nil {
+		err = runReproducer(x, g)
+		if d := (*harness.DomainError)(nil); errors.As(err, &d) {
+			fmt.Fprintf(stdout, "out  %s: %v (not run on %s)\n", p, d, g.Path)
+			outside++
+			continue
+		}
+		if err != nil {
 			fmt.Fprintf(stdout, "FAIL %v\n", err) // the error starts with the path
 			failing++
 			continue
@@ -84,18 +95,24 @@ any reproducer still fails, else 0.
 		fmt.Fprintf(stdout, "ok   %s (%s)\n", p, x.Ran(g))
 		ok++
 	}
-	fmt.Fprintf(stdout, "replay: %d ok, %d failing, %d unreadable\n", ok, failing, unreadable)
-	return replayStatus(failing, unreadable)
+	counts := []string{fmt.Sprintf("%d ok", ok), fmt.Sprintf("%d failing", failing), fmt.Sprintf("%d unreadable", unreadable)}
+	if outside > 0 {
+		counts = append(counts, fmt.Sprintf("%d outside the declared domain", outside))
+	}
+	fmt.Fprintf(stdout, "replay: %s\n", strings.Join(counts, ", "))
+	return replayStatus(failing, unreadable, outside)
 }
 
 // replayStatus is replay's exit status: 2 if any file is unreadable, else 1 if any reproducer
-// fails, else 0.
-func replayStatus(failing, unreadable int) int {
+// fails, else 4 if any was outside the library's declared domain (not run), else 0.
+func replayStatus(failing, unreadable, outside int) int {
 	switch {
 	case unreadable > 0:
 		return 2
 	case failing > 0:
 		return 1
+	case outside > 0:
+		return 4
 	}
 	return 0
 }

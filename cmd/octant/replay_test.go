@@ -177,7 +177,34 @@ func TestReplayExitStatus(t *testing.T) {
 		t.Errorf("one failing, one unreadable: exit %d (expected 2), stdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	code, _, errs = runCLI("replay", "-h")
-	if code != 0 || !strings.Contains(errs, "Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if\nany reproducer still fails, else 0.") {
+	if code != 0 || !strings.Contains(errs, "Exit status: 2 if any file is unreadable or invalid (or the library cannot be opened), else 1 if\nany reproducer still fails, else 4 if any was outside the declared domain (nothing failed, but\nnot every reproducer ran), else 0.") {
 		t.Errorf("replay -h: exit %d, usage:\n%s", code, errs)
+	}
+}
+
+// TestReplayOutsideDomain: through an adapter whose declaration leaves prefill out (capi.py on the
+// CPU emulator, narrowed: kernels/worker/testdata/narrow_adapter.py), a prefill reproducer is not
+// run: its line says it is outside the declared domain and why, the count line counts it, and the
+// exit status is 4; a store reproducer beside it runs and passes.
+func TestReplayOutsideDomain(t *testing.T) {
+	emu, _ := filepath.Abs("../../build/liboctave_emu.so")
+	if _, err := os.Stat(emu); err != nil {
+		t.Skip("build/liboctave_emu.so missing: make emu")
+	}
+	adapter, _ := filepath.Abs("../../kernels/worker/testdata/narrow_adapter.py")
+	spec := "host:" + adapter + "?lib=" + emu + "&drop=prefill"
+	pre, store := "../../corpus/regressions/prefill/gpu-prefill-64b78e0f71a0.json", "../../corpus/regressions/store/gpu-store-0ee9818235bc.json"
+	code, out, errs := runCLI("replay", "--lib", spec, pre, store)
+	for _, want := range []string{
+		"out  " + pre + ": outside declared domain: prefill not declared (not run on " + spec + ")\n",
+		"ok   " + store + " (",
+		"replay: 1 ok, 0 failing, 0 unreadable, 1 outside the declared domain\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out, errs)
+		}
+	}
+	if code != 4 {
+		t.Errorf("exit %d, expected 4 (nothing failed, one reproducer outside the domain)", code)
 	}
 }

@@ -74,9 +74,13 @@ func LibOrSkip(tb testing.TB) *harness.Lib {
 }
 
 // ForEachImpl runs fn once per implementation of op in l (nil: the oracle alone), each in a
-// subtest named for it: one test body, every implementation.
+// subtest named for it: one test body, every implementation. It skips t when l's declaration (an
+// adapter's) leaves op out.
 func ForEachImpl(t *testing.T, l *harness.Lib, op arch.Op, fn func(t *testing.T, im harness.Impl)) {
 	t.Helper()
+	if l != nil && !l.Decl.Declares(op) {
+		t.Skipf("outside declared domain: %s declares no %s op", l.Path, op)
+	}
 	impls, err := harness.Impls(l, op)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,9 @@
 //   - Zeros makes a tier write zeros to every output row after its kernels ran (a kernel that
 //     computes nothing: at long context its zeros can lie within the element bounds);
 //   - Stalling makes every op not return for a while (a kernel that hangs: the watchdogs of the
-//     long runs must name the case).
+//     long runs must name the case);
+//   - Restricted makes it declare a narrower domain, as an adapter's declaration does (ops, dtypes,
+//     formats, block sizes, excluded input classes).
 //
 // A fixture never changes the judge: harness.Lib.Ops runs the wrapped ops, and nothing else in
 // the harness knows it is a fixture.
@@ -135,4 +137,13 @@ func (z *zeros) clear(out uintptr, rows, rowElems int, strideToken int64) error 
 		}
 	}
 	return z.dev.Sync()
+}
+
+// Restricted returns a view of l that declares d (harness.Lib.Decl), as an adapter's declaration
+// would: the judges run no call outside it (NotSupported with the reason) and find no
+// implementation of an op it leaves out, while every call inside it runs on l unchanged.
+func Restricted(l *harness.Lib, d *harness.Declaration) *harness.Lib {
+	v := *l
+	v.Decl = d
+	return &v
 }

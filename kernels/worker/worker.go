@@ -344,6 +344,11 @@ func (b *Backend) Info() kernels.DeviceInfo { return b.info }
 // BuildInfo is the worker's description of itself: protocol, Python, arena, adapter.
 func (b *Backend) BuildInfo() string { return b.build }
 
+// Declaration is the adapter's declaration as the worker normalised it (adapter.py, normalise:
+// JSON with every key and its default), the same for every generation; null without an adapter.
+// Package harness reads what the adapter supports and its input domain from it.
+func (b *Backend) Declaration() json.RawMessage { return b.decl }
+
 // Generation is the generation of the running worker (1 for the first; each restart adds 1).
 func (b *Backend) Generation() uint64 {
 	b.mu.Lock()

@@ -577,3 +577,66 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDeclarationDomainKeys: the declaration's domain keys (excludes, block_sizes,
+// reduce_in_decode, an op's reports_tier) reach Go normalised, with their defaults where left out;
+// a value of the wrong type fails Open naming the key. (Their names are Go's to check: harness,
+// ParseDeclaration.)
+func TestDeclarationDomainKeys(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, decl string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("DECLARATION = "+decl+"\n\ndef rotate(a, mem):\n    pass\n\ndef decode(a, mem):\n    pass\n"), 0o600)
+		return p
+	}
+	plain := write("plain.py", `{"ops": ["rotate"]}`)
+	narrow := write("narrow.py", `{"ops": {"rotate": {}, "decode": {"tiers": {"portable": "dot4-int8q"}, "reports_tier": False}},
+    "excludes": ["invalid-block-ids", "custom-signs"], "block_sizes": [32, 16, 32], "reduce_in_decode": True}`)
+	for _, c := range []struct {
+		adapter string
+		want    map[string]any
+	}{
+		{plain, map[string]any{"excludes": []any{}, "block_sizes": "any", "reduce_in_decode": false, "rotate.reports_tier": true}},
+		{narrow, map[string]any{"excludes": []any{"invalid-block-ids", "custom-signs"}, "block_sizes": []any{16.0, 32.0}, "reduce_in_decode": true,
+			"rotate.reports_tier": true, "decode.reports_tier": false}},
+	} {
+		b := openTest(t, func(o *Options) { o.Adapter = c.adapter })
+		var d map[string]any
+		if err := json.Unmarshal(b.Declaration(), &d); err != nil {
+			t.Fatalf("%s: the declaration %s: %v", c.adapter, b.Declaration(), err)
+		}
+		for k, want := range c.want {
+			got := d[k]
+			if op, key, ok := strings.Cut(k, "."); ok {
+				got = d["ops"].(map[string]any)[op].(map[string]any)[key]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: %s = %v, expected %v", filepath.Base(c.adapter), k, got, want)
+			}
+		}
+	}
+	for _, c := range []struct{ decl, want string }{
+		{`{"ops": ["rotate"], "excludes": "invalid-block-ids"}`, "excludes 'invalid-block-ids', expected a list of input-class names"},
+		{`{"ops": ["rotate"], "block_sizes": [16, -1]}`, "block_sizes [16, -1], expected \"any\" or a non-empty list of positive ints"},
+		{`{"ops": ["rotate"], "reduce_in_decode": 1}`, "reduce_in_decode 1, expected true or false"},
+		{`{"ops": {"rotate": {"reports_tier": "no"}}}`, "rotate: reports_tier 'no', expected true or false"},
+		{`{"ops": ["rotate"], "reduce_in_decode": True, "excludes": []}`, ""},
+	} {
+		o := Options{Adapter: write("bad.py", c.decl), TempDir: t.TempDir(), ArenaBytes: testArena, ShmBytes: testShm}
+		b, err := Open(o)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v, expected it to open", c.decl, err)
+			} else {
+				b.Close()
+			}
+			continue
+		}
+		if err == nil {
+			b.Close()
+			t.Errorf("%s: opened, expected an error saying %q", c.decl, c.want)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nexpected it to say %q", c.decl, err, c.want)
+		}
+	}
+}

@@ -94,13 +94,17 @@ def _refuse(path, msg):
 
 def normalise(path, mod, decl):
     """The declaration with its defaults, checked against the module: a dict {contract, ops: {op:
-    {dtypes, tiers}}, formats, info, build_info, tiers: [the tier list Go reads]}."""
+    {dtypes, tiers, reports_tier}}, formats, block_sizes, excludes, reduce_in_decode, info,
+    build_info, tiers: [the tier list Go reads]}. The types of block_sizes, excludes,
+    reduce_in_decode and reports_tier are checked here; the input-class names of excludes are
+    checked by Go (harness, ParseDeclaration), which owns their vocabulary (docs/adapters.md)."""
     if not isinstance(decl, dict):
         _refuse(path, f"expected a dict (module-level DECLARATION, or returned by setup), found {type(decl).__name__}")
     contract = decl.get("contract", CONTRACT)
     if contract != CONTRACT:
         _refuse(path, f"contract {contract!r}, this worker implements contract {CONTRACT}")
-    known = {"contract", "ops", "formats", "dtypes", "info", "build_info"}
+    known = {"contract", "ops", "formats", "dtypes", "info", "build_info", "block_sizes", "excludes",
+             "reduce_in_decode"}
     extra = sorted(set(decl) - known)
     if extra:
         _refuse(path, f"unknown keys {extra}, expected some of {sorted(known)}")
@@ -141,15 +145,34 @@ def normalise(path, mod, decl):
             o["tiers"] = dict(tiers)
         elif tiers not in (None, {}, ["portable"], {"portable": ""}):
             _refuse(path, f"{op}: tiers {tiers!r}: {op} is not tiered (the ABI tiers only decode and prefill)")
-        extra = sorted(set(d) - {"dtypes", "tiers"})
+        reports = d.get("reports_tier", True)
+        if not isinstance(reports, bool):
+            _refuse(path, f"{op}: reports_tier {reports!r}, expected true or false")
+        o["reports_tier"] = reports
+        extra = sorted(set(d) - {"dtypes", "tiers", "reports_tier"})
         if extra:
-            _refuse(path, f"{op}: unknown keys {extra}, expected dtypes or tiers")
+            _refuse(path, f"{op}: unknown keys {extra}, expected dtypes, tiers or reports_tier")
         out_ops[op] = o
     info = decl.get("info", {})
     if not isinstance(info, dict):
         _refuse(path, f"info: expected a dict, found {type(info).__name__}")
+    block_sizes = decl.get("block_sizes", "any")
+    if block_sizes != "any":
+        if not isinstance(block_sizes, (list, tuple)) or not block_sizes or not all(
+                type(b) is int and b > 0 for b in block_sizes):
+            _refuse(path, f"block_sizes {block_sizes!r}, expected \"any\" or a non-empty list of positive ints")
+        block_sizes = sorted(set(block_sizes))
+    excludes = decl.get("excludes", [])
+    if not isinstance(excludes, (list, tuple)) or not all(isinstance(x, str) for x in excludes):
+        _refuse(path, f"excludes {excludes!r}, expected a list of input-class names (strings)")
+    reduce_in_decode = decl.get("reduce_in_decode", False)
+    if not isinstance(reduce_in_decode, bool):
+        _refuse(path, f"reduce_in_decode {reduce_in_decode!r}, expected true or false")
+    if reduce_in_decode and "reduce" in out_ops:
+        _refuse(path, "reduce_in_decode is true and ops declares reduce: a reduce inside decode has no op of its own")
     return {"contract": CONTRACT, "ops": out_ops, "formats": formats, "info": dict(info),
-            "build_info": str(decl.get("build_info", "")), "tiers": tier_list(out_ops)}
+            "build_info": str(decl.get("build_info", "")), "tiers": tier_list(out_ops),
+            "block_sizes": block_sizes, "excludes": list(excludes), "reduce_in_decode": reduce_in_decode}
 
 
 def _dtypes(path, where, names):
