@@ -335,6 +335,9 @@ func (c *Certificate) Report() string {
 			if r.Replay != "" {
 				fmt.Fprintf(&b, "  - replay: `%s`\n", r.Replay)
 			}
+			if r.Python != "" {
+				fmt.Fprintf(&b, "  - without Go: `%s`\n", r.Python)
+			}
 		}
 	}
 	b.WriteString(c.timeTable())
@@ -421,7 +424,7 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		jc := junitCase{Name: r.Path, Classname: "octant." + op, Time: fmt.Sprintf("%.3f", math.Max(r.Seconds, 0))}
 		switch r.Status {
 		case harness.Fail:
-			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: r.Message + "\n" + r.Replay}
+			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: strings.TrimSuffix(r.Message+"\n"+r.Replay+"\n"+r.Python, "\n")}
 			s.Failures++
 		case harness.NotSupported:
 			jc.Skipped = &junitMessage{Message: r.Message}
