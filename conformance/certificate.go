@@ -63,6 +63,9 @@ type Certificate struct {
 	Cases        []CaseResult `json:"cases"`
 	NotCertified []string     `json:"not_certified,omitempty"` // what this certificate does not cover
 	Notes        []string     `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
+	// Partial lists the units judged when the run was narrowed to some units of its plan
+	// (--units): such a certificate is partial and never certifies. nil: the whole plan ran.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // Certificate modes.
@@ -153,7 +156,7 @@ func (c *Certificate) Finish() {
 			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, floor))
 		}
 	}
-	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime
+	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && c.Partial == nil
 	c.VerdictLine = c.Verdict()
 }
 
@@ -177,6 +180,11 @@ func (c *Certificate) Verdict() string {
 	}
 	var why string
 	switch {
+	case c.Partial != nil:
+		why = fmt.Sprintf("a partial run: %d unit(s) judged (--units)", len(c.Partial))
+		if c.Status == harness.Fail {
+			why += ", failing cases"
+		}
 	case len(c.Missing) > 0:
 		why = fmt.Sprintf("%d required kernel(s) missing", len(c.Missing))
 	case c.Status == harness.Fail:
