@@ -85,7 +85,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	if len(a.Requires) == 0 {
 		return nil, fmt.Errorf("%s has no certification requirements in the registry (it is not a GPU architecture)", a.Name)
 	}
-	sum, err := provenance.FileSHA256(l.Path)
+	sum, err := libraryDigest(l)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	if err != nil {
 		return nil, err
 	}
-	sum, err := provenance.FileSHA256(l.Path)
+	sum, err := libraryDigest(l)
 	if err != nil {
 		return nil, err
 	}
