@@ -63,12 +63,19 @@ func (r *Runner) failCall(t *rapid.T, prop string, l *harness.Lib, c any, err er
 	path, werr := r.recordFailure(prop, c, err, l)
 	msg := r.failureMessage(prop, err, path, werr, l)
 	if werr == nil {
-		if py := r.recordPython(l, call, vs, path); py != "" {
-			i := strings.LastIndex(msg, "\nreplay: ")
-			msg = msg[:i] + "\n" + py + msg[i:]
-		}
+		msg = withPython(msg, r.recordPython(l, call, vs, path))
 	}
 	t.Fatal(msg)
+}
+
+// withPython is a failure message (failureMessage) with the line py, when not empty, before its
+// replay line.
+func withPython(msg, py string) string {
+	i := strings.LastIndex(msg, "\nreplay: ")
+	if py == "" || i < 0 {
+		return msg
+	}
+	return msg[:i] + "\n" + py + msg[i:]
 }
 
 // recordPython writes the Python reproducer of a call that failed on a library run by an adapter
