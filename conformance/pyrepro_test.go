@@ -2,9 +2,12 @@ package conformance
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,6 +123,69 @@ func TestPythonReproducer(t *testing.T) {
 			code, out = runScript(t, script, "--spec", clean)
 			if code != 0 || !strings.Contains(out, "does not reproduce") {
 				t.Fatalf("python3 %s --spec %s: exit %d, expected 0 (the clean adapter passes):\n%s", script, clean, code, out)
+			}
+		})
+	}
+}
+
+// TestPythonReproducerEveryOp: for a small seeded case of every op on the clean adapter, the script
+// written from its recording passes (exit 0: the script's rules accept what the judge passed),
+// and with the recorded expectation moved off the output by one element it fails (exit 1) naming
+// that element's place: the script's checks of every op's kind of expectation can fail.
+func TestPythonReproducerEveryOp(t *testing.T) {
+	l := openDefect(t, "none")
+	for _, op := range []arch.Op{arch.Store, arch.Rotate, arch.Reduce, arch.Prefill, arch.Decode} {
+		t.Run(string(op), func(t *testing.T) {
+			seed := uint64(0)
+			if op == arch.Decode {
+				seed = smallDecodeSeed(t)
+			}
+			r, err := cases.SeededRecipe(op, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			call, err := r.Call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := harness.Record(l, call, harness.PortableImpl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Verdict.Failed() {
+				t.Fatalf("the clean adapter fails %s seed %d: %v", op, seed, rec.Verdict.Err)
+			}
+			dir := t.TempDir()
+			script, err := cases.WritePython(filepath.Join(dir, "clean.json"), rec, l.Path, cases.PythonSourcesDir(), "none")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, out := runScript(t, script, "-q"); code != 0 {
+				t.Fatalf("%s: exit %d, expected 0 (the judge passed the call):\n%s", script, code, out)
+			}
+			e := &rec.Expect
+			want := ""
+			switch e.Kind {
+			case harness.ExpectBound:
+				k := 0
+				for k < len(e.Bound) && (e.Judged != nil && !e.Judged[k] || math.IsInf(e.Bound[k], 0) || slices.Contains(e.ZeroRows, k/e.RowElems)) {
+					k++
+				}
+				e.Model[k] += 4*e.Bound[k] + 1
+				want = fmt.Sprintf("row %d head %d dim %d", k/e.RowElems, k/256%e.Heads, k%256)
+			case harness.ExpectBits:
+				e.Want[0] ^= 1
+				want = "row 0 head 0 dim 0"
+			case harness.ExpectSlots:
+				e.WantCache[e.Slots[0].Offset] ^= 1
+				want = e.Slots[0].Name + ": stored slot differs from the oracle's"
+			}
+			script, err = cases.WritePython(filepath.Join(dir, "moved.json"), rec, l.Path, cases.PythonSourcesDir(), "moved")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, out := runScript(t, script, "-q"); code != 1 || !strings.Contains(out, want) {
+				t.Fatalf("%s with the expectation moved: exit %d, expected 1 naming %q:\n%s", script, code, want, out)
 			}
 		})
 	}
