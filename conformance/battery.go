@@ -83,7 +83,8 @@ func (u Unit) Run(l *harness.Lib, seed uint64, o Options) CaseResult {
 		path := r.Path
 		dog := time.AfterFunc(o.CaseTimeout, func() {
 			err := fmt.Errorf("hung: the library had not returned after %v", o.CaseTimeout)
-			o.Hung(HungCase{Path: path, After: o.CaseTimeout, Replay: reproducer(u, recipe, err, outDir, found, replay)})
+			cmd, _ := reproducer(u, recipe, err, outDir, found, replay)
+			o.Hung(HungCase{Path: path, After: o.CaseTimeout, Replay: cmd})
 		})
 		defer dog.Stop()
 	}
@@ -96,26 +97,46 @@ func (u Unit) Run(l *harness.Lib, seed uint64, o Options) CaseResult {
 		if d, ok := recipe.(*cases.GPUDecodeCase); ok {
 			d.Digest = cases.Digest(call.(*harness.DecodeCall).In) // the reproducer notices if the generators change under it
 		}
-		r.Replay = reproducer(u, recipe, v.Err, outDir, found, replay)
+		var p string
+		r.Replay, p = reproducer(u, recipe, v.Err, outDir, found, replay)
+		r.Python = pythonReproducer(l, u, call, v, p)
 	}
 	return finish()
 }
 
 // reproducer writes the failing case as a reproducer (found: what it was found with) and returns
-// its replay command (replay and the file), or "" when it could not be written: the message says
-// why.
-func reproducer(u Unit, recipe cases.Recipe, err error, dir, found, replay string) string {
+// its replay command (replay and the file) and the file, or "" and "" when no directory is given,
+// or why it could not be written and "".
+func reproducer(u Unit, recipe cases.Recipe, err error, dir, found, replay string) (cmd, path string) {
 	if dir == "" {
-		return ""
+		return "", ""
 	}
 	r, rerr := cases.NewReproducer(property[u.Op], recipe, "fail", err.Error())
 	if rerr != nil {
-		return "(no reproducer: " + rerr.Error() + ")"
+		return "(no reproducer: " + rerr.Error() + ")", ""
 	}
 	r.Found += "; " + found
 	p, werr := r.Write(filepath.Join(dir, "regressions"))
 	if werr != nil {
-		return "(no reproducer: " + werr.Error() + ")"
+		return "(no reproducer: " + werr.Error() + ")", ""
 	}
-	return replay + " " + p
+	return replay + " " + p, p
+}
+
+// pythonReproducer writes the Python reproducer of a failing case on a library run by an
+// adapter beside its JSON reproducer at path (cases.WritePythonReproducer) and returns the
+// command that runs it, or why none was written; "" when l runs no adapter or no reproducer was
+// written.
+func pythonReproducer(l *harness.Lib, u Unit, call harness.Call, v harness.Verdict, path string) string {
+	if l.Worker == nil || path == "" {
+		return ""
+	}
+	py, err := cases.WritePythonReproducer(l.OnTier(u.libTier()), call, []harness.Verdict{v}, path)
+	if err != nil {
+		return "(no Python reproducer: " + err.Error() + ")"
+	}
+	if py == "" {
+		return ""
+	}
+	return "python3 " + cases.ShellWord(py)
 }

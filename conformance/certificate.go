@@ -72,6 +72,9 @@ type Certificate struct {
 	Narrowed     []string `json:"narrowed,omitempty"`
 	NotCertified []string `json:"not_certified,omitempty"` // what this certificate does not cover
 	Notes        []string `json:"notes,omitempty"`         // how the run was narrowed (--tiers)
+	// Partial lists the units judged when the run was narrowed to some units of its plan
+	// (--units): such a certificate is partial and never certifies. nil: the whole plan ran.
+	Partial []string `json:"partial,omitempty"`
 }
 
 // Certificate modes.
@@ -188,7 +191,7 @@ func (c *Certificate) Finish() {
 			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, floor))
 		}
 	}
-	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && anyRuntime
+	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && anyRuntime && c.Partial == nil
 	c.VerdictLine = c.Verdict()
 }
 
@@ -215,6 +218,11 @@ func (c *Certificate) Verdict() string {
 	}
 	var why string
 	switch {
+	case c.Partial != nil:
+		why = fmt.Sprintf("a partial run: %d unit(s) judged (--units)", len(c.Partial))
+		if c.Status == harness.Fail {
+			why += ", failing cases"
+		}
 	case len(c.Missing) > 0:
 		why = fmt.Sprintf("%d required kernel(s) missing", len(c.Missing))
 	case c.Status == harness.Fail:
@@ -391,6 +399,9 @@ func (c *Certificate) Report() string {
 			if r.Replay != "" {
 				fmt.Fprintf(&b, "  - replay: `%s`\n", r.Replay)
 			}
+			if r.Python != "" {
+				fmt.Fprintf(&b, "  - without Go: `%s`\n", r.Python)
+			}
 		}
 	}
 	b.WriteString(c.timeTable())
@@ -477,7 +488,7 @@ func (c *Certificate) JUnit() ([]byte, error) {
 		jc := junitCase{Name: r.Path, Classname: "octant." + op, Time: fmt.Sprintf("%.3f", math.Max(r.Seconds, 0))}
 		switch r.Status {
 		case harness.Fail:
-			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: r.Message + "\n" + r.Replay}
+			jc.Failure = &junitMessage{Message: firstLine(r.Message), Text: strings.TrimSuffix(r.Message+"\n"+r.Replay+"\n"+r.Python, "\n")}
 			s.Failures++
 		case harness.NotSupported:
 			jc.Skipped = &junitMessage{Message: r.Message}

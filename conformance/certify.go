@@ -105,6 +105,9 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	}
 	o.Arch = a
 	units, notes, err := Plan(l, o)
+	if err == nil {
+		units, err = narrow(c, units, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +196,9 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	}
 	o.Arch, o.Model = a, true
 	units, notes, err := Plan(l, o)
+	if err == nil {
+		units, err = narrow(c, units, o)
+	}
 	if err != nil {
 		return nil, err
 	}

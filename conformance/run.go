@@ -21,6 +21,9 @@ type Options struct {
 	// Tiers narrows the library's tiers judged beyond the required ones (nil: every tier the
 	// library lists). A required tier is judged whether or not it is named here.
 	Tiers []arch.TierName
+	// Units narrows the battery to the named units of the plan ("op/tier", Unit.String; nil:
+	// every unit). A run narrowed so is partial: its certificate never certifies (SelectUnits).
+	Units []string
 	// Model runs the architecture's native tiers as the library's "<tier>-model" tiers
 	// (ModelTier): the same kernel source on a model of the instructions the device lacks.
 	Model    bool

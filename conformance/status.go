@@ -13,13 +13,16 @@ import (
 // CaseResult is one case of the battery: the harness's verdict on it (harness.Verdict), named
 // by a path.
 type CaseResult struct {
-	Path     string         `json:"path"`
-	Status   harness.Status `json:"status"`
-	Seconds  float64        `json:"seconds"`
-	Message  string         `json:"message,omitempty"`
-	Replay   string         `json:"replay,omitempty"`      // the command that replays a failing case
-	RelL2    float64        `json:"rel_l2,omitempty"`      // decode, prefill: distance from exact attention
-	BoundErr float64        `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
+	Path    string         `json:"path"`
+	Status  harness.Status `json:"status"`
+	Seconds float64        `json:"seconds"`
+	Message string         `json:"message,omitempty"`
+	Replay  string         `json:"replay,omitempty"` // the command that replays a failing case
+	// Python is the command that replays a failing case of a library run by an adapter without Go
+	// (its Python reproducer, docs/adapters.md), or why none was written.
+	Python   string  `json:"python,omitempty"`
+	RelL2    float64 `json:"rel_l2,omitempty"`      // decode, prefill: distance from exact attention
+	BoundErr float64 `json:"bound_ratio,omitempty"` // worst |error|/bound of the case (≤ 1 passes; rotate is bit-exact: 0)
 	// Judged counts the elements held to a bound (store: slots written); 0 means nothing was
 	// compared (every row padding, an empty call), so a BoundErr of 0 says nothing.
 	Judged int `json:"judged,omitempty"`

@@ -99,9 +99,13 @@ func TestGPUDecode(t *testing.T) {
 		f.c.Record(f.j.call) // its digest: a replay then tells a changed generator from a fixed kernel
 	}
 	path, werr := run.recordFailure(cases.PropNameGPUDecode, f.c, f.failure(), l)
+	msg := run.failureMessage(cases.PropNameGPUDecode, f.failure(), path, werr, l)
+	if werr == nil && f.j.call != nil {
+		msg = withPython(msg, run.recordPython(l, f.j.call, f.j.vs, path))
+	}
 	seed := rapidCheckSeed(base, f.index)
 	t.Errorf("%d of %d cases failed; the first, case %d (rapid seed %d):\n%s\nIt is judged again under rapid alone from that seed, which shrinks it (subtest recheck).",
-		len(fails), p.n, f.index, seed, run.failureMessage(cases.PropNameGPUDecode, f.failure(), path, werr, l))
+		len(fails), p.n, f.index, seed, msg)
 	checks := "1"
 	if testing.Short() {
 		checks = "5" // rapid runs a fifth of -rapid.checks under -short

@@ -71,7 +71,7 @@ func (r *Runner) report(t *rapid.T, j judged, name string, l *harness.Lib, c cas
 		if d, ok := c.(*cases.GPUDecodeCase); ok {
 			d.Record(j.call) // for the reproducer only: hashing every case's cache costs time
 		}
-		r.failLib(t, name, l, c, err)
+		r.failCall(t, name, l, c, err, j.call, j.vs)
 	}
 }
 

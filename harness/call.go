@@ -26,7 +26,13 @@ type Call interface {
 // each (kernels.BufferSet.Arena: a fuzz case's dozen small buffers cost more in runtime calls,
 // which the library serialises, than in bytes).
 func (l *Lib) newBufs() *kernels.BufferSet {
-	return &kernels.BufferSet{Dev: l.Dev, MinLen: 1, Arena: arenaBytes}
+	s := &kernels.BufferSet{Dev: l.Dev, MinLen: 1, Arena: arenaBytes}
+	if l.rec != nil {
+		l.rec.mu.Lock()
+		l.rec.bufs = s
+		l.rec.mu.Unlock()
+	}
+	return s
 }
 
 const arenaBytes = 256 << 10

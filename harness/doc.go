@@ -31,6 +31,10 @@
 //     contract's relative L2 of exact attention and the declared profile's model or the output
 //     dtype's rounding explains it; Fail when neither does (a bound too loose to judge the case:
 //     long context, cancelling terms); Pass otherwise. Docs: docs/contract.md §5, docs/bounds.md.
+//   - [Record] runs a call once more on one implementation and returns its first library call as
+//     a standalone replay needs it ([Recording]: the ABI struct, every buffer's bytes before the
+//     op, the repeat rule and the oracle's [Expectation] of the output): package cases writes it
+//     as a Python reproducer (docs/adapters.md).
 //   - The judge reads no environment, no file and no flag: a case comes in as a Call, every
 //     setting as an argument, and the verdict goes back to the caller (package cases owns the
 //     reproducer a failing case is written as).

@@ -29,6 +29,8 @@ type Lib struct {
 	// NotSupported, never run (Outside, Check), and an op it does not declare has no
 	// implementation (Offers, Impls).
 	Decl *Declaration
+
+	rec *recorder // Record's view: the first op call is recorded
 }
 
 // Kernels is the C ABI's ops as the judges call them (kernels.Device implements it).
@@ -41,12 +43,17 @@ type Kernels interface {
 	WorkspaceBytes(numQ, numQHeads, numSplits, partialStride int) uint64
 }
 
-// Runner is what runs l's ops: Ops when set, else the device.
+// Runner is what runs l's ops: Ops when set, else the device (on a Record view, wrapped so
+// that the first op call is recorded).
 func (l *Lib) Runner() Kernels {
+	var k Kernels = l.Dev
 	if l.Ops != nil {
-		return l.Ops
+		k = l.Ops
 	}
-	return l.Dev
+	if l.rec != nil {
+		return recordingOps{k, l.rec}
+	}
+	return k
 }
 
 // PoolBytes is how much freed device memory the fuzz targets and the conformance runner let a

@@ -282,3 +282,11 @@ func (s *BufferSet) Free() {
 		s.ar = nil
 	}
 }
+
+// Buffers lists the set's buffers in the order they were made (a recording of a call reads each
+// one's name, address, length and contents: harness.Record).
+func (s *BufferSet) Buffers() []*SetBuffer { return append([]*SetBuffer(nil), s.list...) }
+
+// IsInput reports whether the buffer is an input of the call (Input): one Verify requires
+// unchanged. Outputs and in-out buffers are not.
+func (b *SetBuffer) IsInput() bool { return b.host != nil }

@@ -29,6 +29,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "build/conform", "directory for certificate.json, report.md, junit.xml")
 	isaOnly := fs.Bool("isa-only", false, "static checks of the AMD code objects (make isa) where no such GPU is present; never certifies")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
+	uf := addUnitFlags(fs)
 	caseTimeout := fs.Duration("case-timeout", 10*time.Minute, "watchdog: a case still running after this is hung in the library: its reproducer is written and conform exits 3 (0: no watchdog)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error, 3 a case hung in the library (--case-timeout),\n130 interrupted (no certificate).")
@@ -46,6 +47,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	}
 	if *fixed < 0 || *budget < 0 || *caseTimeout < 0 {
 		fmt.Fprintf(stderr, "octant conform: --fixed %d, --budget %v, --case-timeout %v: expected values ≥ 0\n", *fixed, *budget, *caseTimeout)
+		return 2
+	}
+	unitNames, err := uf.names()
+	if err != nil {
+		fmt.Fprintf(stderr, "octant conform: %v\n", err)
 		return 2
 	}
 	if *minCases < 1 {
@@ -100,8 +106,13 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	if *tiers != "" {
 		o.Tiers = arch.ParseTierNames(*tiers)
 	}
+	o.Units = unitNames
+	model := name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a)
+	if *uf.list {
+		return listUnits(stdout, stderr, l, a, o, model)
+	}
 	var cert *conformance.Certificate
-	if name != l.Dev.Info.Arch && !strings.HasPrefix(l.Dev.Info.Arch, name+":") && conformance.ModelOffered(l, a) {
+	if model {
 		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then random cases for %v\n",
 			a.Name, *lib, l.Dev.Info.Name, l.Dev.Info.Arch, a.Name, a.Name, *isaDir, *fixed, *budget)
 		cert, err = conformance.Model(ctx, l, a, *isaDir, o, suite)

@@ -115,3 +115,36 @@ func (b *Backend) Tiers() ([]kernels.TierDesc, error) {
 	}
 	return tierDescs(ts), nil
 }
+
+// ArgsBytes is the op name (as py/octant_worker/abi.py names it: "store", "decode", …) and the
+// struct bytes an op request carries for args, one of *kernels.StoreArgs, RotateArgs, DecodeArgs,
+// ReduceArgs, PrefillArgs and QueryMapsArgs: what a standalone replay of the call hands the same
+// bridge (harness.Record). struct_size is the struct's size, as the Device fills it in; a store's
+// SlotMappingHost is 0, as Store sends it.
+func ArgsBytes(args any) (op string, body []byte, err error) {
+	switch a := args.(type) {
+	case *kernels.StoreArgs:
+		c := *a
+		c.SlotMappingHost = nil
+		return "store", bytesCopy(structBytes(&c)), nil
+	case *kernels.RotateArgs:
+		return "rotate", bytesCopy(structBytes(a)), nil
+	case *kernels.DecodeArgs:
+		return "decode", bytesCopy(structBytes(a)), nil
+	case *kernels.ReduceArgs:
+		return "reduce", bytesCopy(structBytes(a)), nil
+	case *kernels.PrefillArgs:
+		return "prefill", bytesCopy(structBytes(a)), nil
+	case *kernels.QueryMapsArgs:
+		return "query_maps", bytesCopy(structBytes(a)), nil
+	}
+	return "", nil, fmt.Errorf("ArgsBytes(%T): expected a pointer to one of the kernels package's op argument structs", args)
+}
+
+// bytesCopy is a copy of an argument struct's bytes with its first field, struct_size, set to the
+// struct's size.
+func bytesCopy(b []byte) []byte {
+	c := append([]byte(nil), b...)
+	binary.LittleEndian.PutUint64(c, uint64(len(c)))
+	return c
+}

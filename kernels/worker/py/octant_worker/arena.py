@@ -103,6 +103,10 @@ class HostArena(Arena):
     def put(self, start, data):
         self.mv[start:start + len(data)] = data
 
+    def get(self, start, n):
+        """The n bytes at arena offset start."""
+        return self.mv[start:start + n].tobytes()
+
     def flip(self, off):
         self.mm[off] ^= 0xFF
 
@@ -182,6 +186,10 @@ class TorchArena(Arena):
 
     def flip(self, off):
         self.t[off:off + 1].bitwise_xor_(0xFF)
+
+    def get(self, start, n):
+        """The n bytes at arena offset start (copied to the host)."""
+        return bytes(self.t[start:start + n].cpu().tolist())
 
     def base_address(self):
         """The device address of arena offset 0."""

@@ -291,6 +291,36 @@ class Bridge:
         return b""
 
 
+def sync_error(arena, mod, failures=()):
+    """What a sync reports, or None when it is clean: it waits for the device, calls the adapter
+    module's sync() when it has one, and checks the arena's guards (each one a write reached is
+    restored); failures are those of requests without a reply since the last sync (the worker's;
+    a standalone replay has none). The first three failures, how many more, then the guards, in
+    one WorkerError with the first failure's status (RUNTIME for guards alone)."""
+    failures = list(failures)
+    try:
+        arena.wait()
+    except Exception as e:
+        failures.append(WorkerError(abi.RUNTIME, f"waiting for the device: {type(e).__name__}: {e}", traceback.format_exc()))
+    sync = getattr(mod, "sync", None)
+    if callable(sync):
+        try:
+            sync()
+        except OpError as e:
+            failures.append(WorkerError(e.status, f"the adapter's sync: {e.message}"))
+        except Exception as e:
+            failures.append(WorkerError(abi.RUNTIME, f"the adapter's sync raised {type(e).__name__}: {e}",
+                                        traceback.format_exc()))
+    guards = arena.check_guards()
+    if not failures and not guards:
+        return None
+    status = failures[0].status if failures else abi.RUNTIME
+    msgs = [f.message for f in failures[:3]]
+    if len(failures) > 3:
+        msgs.append(f"and {len(failures) - 3} more failures of requests without a reply")
+    return WorkerError(status, "; ".join(msgs + guards), "\n".join(f.tb for f in failures[:3] if f.tb))
+
+
 def workspace_request(payload):
     """The reply to a workspace request: u64 bytes of octave_decode_workspace_size."""
     if len(payload) != WORKSPACE_ARGS.size:

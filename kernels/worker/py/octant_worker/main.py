@@ -18,7 +18,7 @@ import traceback
 from . import abi, adapter
 from . import protocol as P
 from .arena import HostArena, TorchArena, import_torch
-from .bridge import Bridge, workspace_request
+from .bridge import Bridge, sync_error, workspace_request
 from .protocol import INVALID_ARGUMENT, RUNTIME, WorkerError
 
 REQ_FD, REP_FD, SHM_FD = 3, 4, 5
@@ -139,27 +139,9 @@ class Worker:
     def sync(self, payload):
         a = self.ready("sync")
         failures, self.pending = self.pending, []
-        try:
-            a.wait()
-        except Exception as e:
-            failures.append(WorkerError(RUNTIME, f"waiting for the device: {type(e).__name__}: {e}", traceback.format_exc()))
-        sync = getattr(self.adapter, "sync", None)
-        if callable(sync):
-            try:
-                sync()
-            except adapter.OpError as e:
-                failures.append(WorkerError(e.status, f"the adapter's sync: {e.message}"))
-            except Exception as e:
-                failures.append(WorkerError(RUNTIME, f"the adapter's sync raised {type(e).__name__}: {e}",
-                                            traceback.format_exc()))
-        guards = a.check_guards()
-        if not failures and not guards:
-            return b""
-        status = failures[0].status if failures else RUNTIME
-        msgs = [f.message for f in failures[:3]]
-        if len(failures) > 3:
-            msgs.append(f"and {len(failures) - 3} more failures of requests without a reply")
-        raise WorkerError(status, "; ".join(msgs + guards), "\n".join(f.tb for f in failures[:3] if f.tb))
+        err = sync_error(a, self.adapter, failures)
+        if err is not None:
+            raise err
 
     def debug(self, payload):
         """Test hooks, honoured only with --test-hooks: flip (an arena byte, guards included),
