@@ -286,6 +286,8 @@ class Bridge:
         except BaseException as e:  # SystemExit too: the op failed, the worker goes on
             raise WorkerError(abi.RUNTIME, f"{where}: the adapter raised {type(e).__name__}: {e}",
                               traceback.format_exc()) from None
+        finally:
+            self.arena.after_op(where)
         if ran is not None and ran != asked:
             fail(abi.UNSUPPORTED_TIER, f"{c.name}: asked {asked}, the adapter reports {ran} ran (silent fallback)")
         return b""

@@ -152,7 +152,7 @@ class Worker:
             except Exception as e:
                 failures.append(WorkerError(RUNTIME, f"the adapter's sync raised {type(e).__name__}: {e}",
                                             traceback.format_exc()))
-        guards = a.check_guards()
+        guards = a.check_guards() + a.check_sidecar()
         if not failures and not guards:
             return b""
         status = failures[0].status if failures else RUNTIME
