@@ -53,6 +53,7 @@ EXCLUDES = ["invalid-block-ids", "slot-out-of-range", "duplicate-slots"]
 PARTIAL_STRIDE = 258
 
 _ops = {}  # op name -> the torch op (its overload packet)
+_extensions = []  # the imported .py extensions: a torch.library.Library unregisters its ops when freed
 
 
 class SetupError(Exception):
@@ -90,6 +91,7 @@ def load_extension(path):
         spec = importlib.util.spec_from_file_location("octant_vllm_ext", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        _extensions.append(mod)
     else:
         torch.ops.load_library(path)
 
