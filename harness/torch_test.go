@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/octant-kv/octant/kernels"
+	"github.com/octant-kv/octant/oracle"
 )
 
 // The torch tests run the worker with Debian's interpreter, which has python3-torch (CPU): make
@@ -204,5 +206,66 @@ func TestTorchOpenErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCallablesExample: the worked example of docs/adapters.md, "Plain Python callables", rotates
+// fp16 rows bit for bit as the oracle does, forward and inverse, in 64-dim blocks and over 256.
+func TestCallablesExample(t *testing.T) {
+	requireTorch(t)
+	spec := "torch:" + repoPath(t, "kernels/worker/py/octant_adapters/callables.py") + "?module=" + repoPath(t, "kernels/worker/testdata/rotate_callables.py")
+	l, err := OpenWith(spec, torchOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const rows = 6 // 3 tokens x 2 heads, contiguous
+	rng := rand.New(rand.NewPCG(7, 39))
+	in := make([]uint16, rows*256)
+	for i := range in {
+		in[i] = oracle.F32ToF16(float32(rng.NormFloat64() * 3))
+	}
+	signs := make(oracle.Signs, 256)
+	for i := range signs {
+		signs[i] = rng.IntN(2) == 1
+	}
+	for _, c := range []struct{ kLayout, inverse int32 }{{1, 0}, {0, 0}, {1, 1}, {0, 1}} {
+		bufs := &kernels.BufferSet{Dev: l.Dev}
+		x := bufs.InOut("x", kernels.Uint16Bytes(in))
+		if err := bufs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		err := l.Dev.Rotate(kernels.RotateArgs{X: x.Ptr, StrideToken: 512, StrideHead: 256, Dtype: kernels.F16, HeadSize: 256,
+			NumTokens: 3, NumHds: 2, KLayout: c.kLayout, Inverse: c.inverse, Signs: kernels.SignWords(signs.Words())})
+		if err == nil {
+			err = l.Dev.Sync()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := x.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := kernels.BytesUint16(b)
+		block := map[int32]int{1: 64, 0: 256}[c.kLayout]
+		bad := 0
+		for r := 0; r < rows; r++ {
+			row := make([]float32, 256)
+			for i := range row {
+				row[i] = oracle.F16ToF32(in[r*256+i])
+			}
+			want := oracle.Rotate(row, signs, block)
+			if c.inverse != 0 {
+				want = oracle.Unrotate(row, signs, block)
+			}
+			for i, w := range want {
+				if g := got[r*256+i]; g != oracle.F32ToF16(w) && bad < 5 {
+					bad++
+					t.Errorf("k_layout %d, inverse %d: row %d, dim %d: %#04x, expected %#04x", c.kLayout, c.inverse, r, i, g, oracle.F32ToF16(w))
+				}
+			}
+		}
+		bufs.Free()
 	}
 }
