@@ -30,7 +30,7 @@ bin/octant:
 # AMD GPU, and on the CPU emulator build of the kernels: the fuzz targets' seed corpora, the
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
 # (make emu-test), the op bridge's verdict parity on the emulator (make bridge-test, about 3
-# minutes) and through vLLM's op schemas in torch mode (make torch-test, about 4 minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
+# minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
 # test runs on it. About 26 minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
@@ -190,7 +190,7 @@ bridge-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 # TORCH_EXCLUDE names the tests outside the vLLM ops' domain, left out and listed by parity: the
 # store error grid (the ops report no ABI status), bf16 prefill (the ops take fp16 only) and the
 # portable prefill (the op has one tier, declared wmma-model here). Skips, saying so, when
-# /usr/bin/python3 has no torch (apt-get install python3-torch). About 4 minutes on 2 cores.
+# /usr/bin/python3 has no torch (apt-get install python3-torch). About 2 minutes on 2 cores.
 TORCH_PYTHON := /usr/bin/python3
 TORCH_GRIDS := TestStore|TestRotate|TestDecodeGrid|TestPrefillGrid
 TORCH_FUZZ := TestGPUStore|TestGPURotate|TestGPUDecode
