@@ -29,8 +29,8 @@ bin/octant:
 # (clang-19, installed when missing; its table in build/isa.log), the HIP library loaded without an
 # AMD GPU, and on the CPU emulator build of the kernels: the fuzz targets' seed corpora, the
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
-# (make emu-test), and the op bridge's verdict parity on the emulator (make bridge-test, about 3
-# minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
+# (make emu-test), the op bridge's verdict parity on the emulator (make bridge-test, about 3
+# minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
 # test runs on it. About 26 minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
@@ -44,7 +44,7 @@ test: $(GOTEST_BIN)
 	$(MAKE) --no-print-directory test-steps GOTEST_SUMMARY=$(abspath $(TEST_SUMMARY)); rc=$$?; \
 	$(GOTEST_BIN) -total $(TEST_SUMMARY) -exit $$rc -since $$start -label "make test"
 
-test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test
+test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test torch-test
 	@OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
 	@# (it needs cgo; the C++ compiler `make emu` uses is there)
@@ -179,6 +179,36 @@ bridge-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 	  OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(BRIDGE_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED) >>$(KBUILD)/bridge/$$side.json; \
 	done
 	@$(PARITY_BIN) $(KBUILD)/bridge/direct.json $(KBUILD)/bridge/worker.json
+
+# make torch-test: the vLLM-schema adapter's verdict parity (docs/adapters.md, "The vLLM-schema
+# adapter"). The store, rotate, decode and prefill grids (-short) and the seed runs of the GPU
+# fuzz targets for store, rotate and decode run on the CPU emulator directly and through a torch-
+# mode worker (OCTANT_PYTHON=/usr/bin/python3: Debian's python3-torch, CPU) whose vllm_ops.py
+# calls the ops a fake vLLM extension (kernels/worker/testdata/fake_vllm_ext.py) registers with
+# vLLM's schemas and forwards to the same library. Both sides run the tiers vLLM's ops can ask
+# for (TORCH_TIERS: decode's use_wmma False and True; the emulator's mma-model has no counterpart).
+# TORCH_EXCLUDE names the tests outside the vLLM ops' domain, left out and listed by parity: the
+# store error grid (the ops report no ABI status), bf16 prefill (the ops take fp16 only) and the
+# portable prefill (the op has one tier, declared wmma-model here). Skips, saying so, when
+# /usr/bin/python3 has no torch (apt-get install python3-torch). About 2 minutes on 2 cores.
+TORCH_PYTHON := /usr/bin/python3
+TORCH_GRIDS := TestStore|TestRotate|TestDecodeGrid|TestPrefillGrid
+TORCH_FUZZ := TestGPUStore|TestGPURotate|TestGPUDecode
+TORCH_TIERS := portable,wmma-model
+TORCH_EXCLUDE := ^TestStoreErrors$$|^TestPrefillGrid/[^/]+/bf16(/|$$)|^TestPrefillGrid/.*/portable$$
+TORCH_SPEC = torch:$(CURDIR)/kernels/worker/py/octant_adapters/vllm_ops.py?ext=$(CURDIR)/kernels/worker/testdata/fake_vllm_ext.py&tiers=portable,wmma-model&prefill=wmma-model&arch=emu&device=cpu
+.PHONY: torch-test
+torch-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
+	@if ! $(TORCH_PYTHON) -c 'import torch' 2>/dev/null; then \
+	  echo "torch-test: SKIPPED, NOT TESTED: $(TORCH_PYTHON) cannot import torch; apt-get install python3-torch python3-numpy to judge the vLLM-schema adapter" >&2; exit 0; fi; \
+	mkdir -p $(KBUILD)/torch; \
+	for side in direct worker; do \
+	  if [ $$side = direct ]; then lib='$(CURDIR)/$(KBUILD)/liboctave_emu.so'; else lib='$(TORCH_SPEC)'; fi; \
+	  echo "torch-test: $$side: OCTANT_TIERS=$(TORCH_TIERS) OCTANT_LIB=$$lib go test -short -run '$(TORCH_GRIDS)' ./grids/; -run '$(TORCH_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED)"; \
+	  OCTANT_TIERS=$(TORCH_TIERS) OCTANT_PYTHON=$(TORCH_PYTHON) OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(TORCH_GRIDS)' ./grids/ >$(KBUILD)/torch/$$side.json; \
+	  OCTANT_TIERS=$(TORCH_TIERS) OCTANT_PYTHON=$(TORCH_PYTHON) OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(TORCH_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED) >>$(KBUILD)/torch/$$side.json; \
+	done; \
+	$(PARITY_BIN) -exclude '$(TORCH_EXCLUDE)' $(KBUILD)/torch/direct.json $(KBUILD)/torch/worker.json
 
 $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 	@mkdir -p $(@D)

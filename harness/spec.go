@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -67,10 +68,27 @@ func workerSpec(spec string) (mode, adapter string, opts map[string]string, ok b
 	return "", "", nil, false, nil
 }
 
+// torchDevice takes a torch: spec's device option out of opts (the worker's, not the adapter's):
+// "cpu", "cuda" or "cuda:N" (HIP builds of torch name their GPUs cuda too), or "" when absent
+// (the worker's default: cuda when torch sees one, else cpu).
+func torchDevice(spec string, opts map[string]string) (string, error) {
+	d, ok := opts["device"]
+	if !ok {
+		return "", nil
+	}
+	delete(opts, "device")
+	if !torchDevices.MatchString(d) {
+		return "", fmt.Errorf("spec %q: device=%q: expected cpu, cuda or cuda:N (the torch device of the worker's arena)", spec, d)
+	}
+	return d, nil
+}
+
+var torchDevices = regexp.MustCompile(`^(cpu|cuda(:[0-9]+)?)$`)
+
 // OpenWith opens what spec names and its device 0, and lists its tiers: a kernel library's path
 // (as Open), or host:ADAPTER.py[?k=v&...] (torch:...) for a worker process (kernels/worker) in
 // host (torch) mode whose adapter runs the ops, the k=v pairs handed to the adapter's setup
-// (docs/adapters.md). Lib.Path is spec verbatim, so that a reproducer's replay line names it.
+// (docs/adapters.md) but for torch mode's device=, the torch device of the worker's arena. Lib.Path is spec verbatim, so that a reproducer's replay line names it.
 func OpenWith(spec string, o OpenOptions) (*Lib, error) {
 	mode, adapter, opts, ok, err := workerSpec(spec)
 	if err != nil {
@@ -82,7 +100,13 @@ func OpenWith(spec string, o OpenOptions) (*Lib, error) {
 	if o.ArenaBytes == 0 {
 		o.ArenaBytes = WorkerArenaBytes
 	}
-	b, err := worker.Open(worker.Options{Python: o.Python, Mode: mode, Adapter: adapter, AdapterOptions: opts,
+	device := ""
+	if mode == "torch" {
+		if device, err = torchDevice(spec, opts); err != nil {
+			return nil, err
+		}
+	}
+	b, err := worker.Open(worker.Options{Python: o.Python, Mode: mode, Device: device, Adapter: adapter, AdapterOptions: opts,
 		Timeout: o.Timeout, ArenaBytes: o.ArenaBytes})
 	if err != nil {
 		return nil, err

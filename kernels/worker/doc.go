@@ -66,8 +66,10 @@
 // [GuardBytes], filled with a known pattern that every sync checks ("a write past the arena", with
 // the byte offset and address it hit; the guard is then restored, so it is reported once). Host
 // mode keeps the arena in an anonymous memory map of the worker; torch mode in one torch.uint8
-// tensor on a torch device (torch is imported in that mode alone; without it Open fails naming the
-// module). Go hands out the usable bytes first fit, 256-byte aligned; Alloc and Free send no
+// tensor on a torch device (torch is imported in that mode alone; without it, or older than 1.12,
+// Open fails naming the module). Behind the rear guard the worker keeps a guarded sidecar of its
+// own, where an adapter places the sign words an op takes as device tensors; a sync reports an op
+// that changed them. Go hands out the usable bytes first fit, 256-byte aligned; Alloc and Free send no
 // message. An address is gen<<40 | arena offset, gen the worker's generation (1 for the first):
 // copies are checked to lie inside one outstanding allocation of the running generation, and the
 // worker checks the generation and the arena's bounds again.

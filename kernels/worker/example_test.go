@@ -13,25 +13,38 @@ import (
 // TestAdapterDocExample: the worked example of docs/adapters.md is testdata/querymaps_adapter.py,
 // byte for byte, so that the page shows an adapter that runs.
 func TestAdapterDocExample(t *testing.T) {
+	docExample(t, "## A worked example\n", "querymaps_adapter.py")
+}
+
+// TestCallablesDocExample: the worked example of docs/adapters.md's "Plain Python callables" is
+// testdata/rotate_callables.py, byte for byte (harness's TestCallablesExample runs it).
+func TestCallablesDocExample(t *testing.T) {
+	docExample(t, "### Worked example: a rotate in torch\n", "rotate_callables.py")
+}
+
+// docExample checks that the first python code block after heading in docs/adapters.md is the
+// testdata file name.
+func docExample(t *testing.T, heading, name string) {
+	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "adapters.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := os.ReadFile(filepath.Join("testdata", "querymaps_adapter.py"))
+	file, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(doc), "## A worked example")
+	_, rest, ok := strings.Cut(string(doc), heading)
 	if !ok {
-		t.Fatal(`docs/adapters.md has no section "A worked example"`)
+		t.Fatalf("docs/adapters.md has no section %q", strings.TrimSpace(heading))
 	}
 	_, rest, ok = strings.Cut(rest, "```python\n")
 	block, _, closed := strings.Cut(rest, "```")
 	if !ok || !closed {
-		t.Fatal(`docs/adapters.md, "A worked example": no python code block`)
+		t.Fatalf("docs/adapters.md, %q: no python code block", strings.TrimSpace(heading))
 	}
 	if block != string(file) {
-		t.Errorf("the worked example of docs/adapters.md differs from testdata/querymaps_adapter.py:\n%s", block)
+		t.Errorf("the worked example of docs/adapters.md differs from testdata/%s:\n%s", name, block)
 	}
 }
 

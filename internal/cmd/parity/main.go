@@ -5,7 +5,11 @@
 // so (the skip word, "through a worker"), is listed with its reason and allowed. Any failure in
 // either run is a difference too.
 //
-//	parity [-skip-word "through a worker"] DIRECT.json WORKER.json
+//	parity [-skip-word "through a worker"] [-exclude REGEXP] DIRECT.json WORKER.json
+//
+// -exclude leaves out the tests whose names match it (cases outside the implementation's
+// domain: make torch-test's vLLM ops do not validate what the error grids ask), and a parent that
+// fails through the worker only because of such subtests; they are listed.
 //
 // It prints both runs' counts, the tests skipped through the worker only with their reasons,
 // and every difference. Exit status: 0 when the verdicts agree, 1 when they do not, 2 when a file
@@ -19,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -98,9 +103,36 @@ func (res *result) reason(word string) string {
 	return ""
 }
 
-// compare returns the tests that skip through the worker only (name: reason) and every other
-// difference between the runs, each a line.
-func compare(direct, worker run, word string) (skips, diffs []string) {
+// excludedFailure reports whether the worker's failure of k comes from excluded subtests only:
+// some failing subtest of k is excluded, and none that is not. (A test's own error beside them
+// is then not told apart: the exclusion is for cases outside an implementation's domain.)
+func excludedFailure(k string, worker run, exclude *regexp.Regexp) bool {
+	some := false
+	for name, res := range worker {
+		if !strings.HasPrefix(name, k+"/") || res.action != "fail" {
+			continue
+		}
+		if !exclude.MatchString(testName(name)) {
+			if !excludedFailure(name, worker, exclude) {
+				return false
+			}
+		}
+		some = true
+	}
+	return some
+}
+
+// testName is the test part of a run's key ("package Test/sub").
+func testName(k string) string {
+	_, t, _ := strings.Cut(k, " ")
+	return t
+}
+
+// compare returns the tests that skip through the worker only (name: reason), the tests left out
+// by exclude (nil: none) whose verdicts differ, and every other difference between the runs, each
+// a line. An excluded test is compared with nothing; neither is a parent whose failure through
+// the worker comes from excluded subtests only.
+func compare(direct, worker run, word string, exclude *regexp.Regexp) (skips, excluded, diffs []string) {
 	names := map[string]bool{}
 	for k := range direct {
 		names[k] = true
@@ -122,6 +154,10 @@ func compare(direct, worker run, word string) (skips, diffs []string) {
 		if w != nil {
 			wa = w.action
 		}
+		if exclude != nil && da != wa && (exclude.MatchString(testName(k)) || (wa == "fail" && excludedFailure(k, worker, exclude))) {
+			excluded = append(excluded, fmt.Sprintf("%s: %s directly, %s through the worker", k, da, wa))
+			continue
+		}
 		switch {
 		case da == "fail" || wa == "fail":
 			diffs = append(diffs, fmt.Sprintf("%s: %s directly, %s through the worker (a failure)", k, da, wa))
@@ -132,7 +168,7 @@ func compare(direct, worker run, word string) (skips, diffs []string) {
 			diffs = append(diffs, fmt.Sprintf("%s: %s directly, %s through the worker", k, da, wa))
 		}
 	}
-	return skips, diffs
+	return skips, excluded, diffs
 }
 
 func load(path string) (run, error) {
@@ -154,12 +190,21 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("parity", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	word := fs.String("skip-word", "through a worker", "the words of a skip message that allow a test to skip through the worker only")
+	excl := fs.String("exclude", "", "a regular expression of test names (Test/sub/...) left out of the comparison: cases outside the implementation's domain")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintln(stderr, "usage: parity [-skip-word WORDS] DIRECT.json WORKER.json")
+		fmt.Fprintln(stderr, "usage: parity [-skip-word WORDS] [-exclude REGEXP] DIRECT.json WORKER.json")
 		return 2
+	}
+	var exclude *regexp.Regexp
+	if *excl != "" {
+		var err error
+		if exclude, err = regexp.Compile(*excl); err != nil {
+			fmt.Fprintf(stderr, "parity: -exclude %q: %v; expected a regular expression of test names\n", *excl, err)
+			return 2
+		}
 	}
 	direct, err := load(fs.Arg(0))
 	if err != nil {
@@ -175,10 +220,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	wp, wf, ws := worker.counts()
 	fmt.Fprintf(stdout, "parity: directly %d passed, %d failed, %d skipped; through the worker %d passed, %d failed, %d skipped (tests and subtests)\n",
 		dp, df, ds, wp, wf, ws)
-	skips, diffs := compare(direct, worker, *word)
+	skips, excluded, diffs := compare(direct, worker, *word, exclude)
 	if len(skips) > 0 {
 		fmt.Fprintf(stdout, "parity: %d skipped through the worker only:\n", len(skips))
 		for _, s := range skips {
+			fmt.Fprintf(stdout, "  %s\n", s)
+		}
+	}
+	if len(excluded) > 0 {
+		fmt.Fprintf(stdout, "parity: %d verdicts that differ left out by -exclude %q (outside the implementation's domain):\n", len(excluded), *excl)
+		for _, s := range excluded {
 			fmt.Fprintf(stdout, "  %s\n", s)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -32,12 +33,54 @@ func TestCompare(t *testing.T) {
 		`{"Action":"skip","Package":"p","Test":"TestC"}`,
 		`{"Action":"fail","Package":"p","Test":"TestD"}`,
 	)
-	skips, diffs := compare(direct, worker, "through a worker")
+	skips, excluded, diffs := compare(direct, worker, "through a worker", nil)
+	if len(excluded) != 0 {
+		t.Errorf("excluded %q without -exclude", excluded)
+	}
 	if len(skips) != 2 || !strings.Contains(skips[0], "p TestB: x_test.go:3: through a worker (host:a.py): no context") || !strings.Contains(skips[1], "p TestB/only") {
 		t.Errorf("skips %q: expected TestB and TestB/only with their reasons", skips)
 	}
 	want := []string{"p TestC: pass directly, skip through the worker", "p TestD: fail directly, fail through the worker (a failure)",
 		"p TestE: pass directly, absent through the worker"}
+	if strings.Join(diffs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("differences %q, expected %q", diffs, want)
+	}
+}
+
+// TestCompareExclude: a test matching -exclude is left out and listed, and so is a parent that
+// fails through the worker only because of excluded subtests; a parent with a failing subtest that
+// is not excluded is still a difference.
+func TestCompareExclude(t *testing.T) {
+	direct := stream(
+		`{"Action":"pass","Package":"p","Test":"TestErrors"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/fp16/a"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/bf16/a"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/bf16"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/fp16"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid"}`,
+		`{"Action":"pass","Package":"p","Test":"TestOther/x"}`,
+		`{"Action":"pass","Package":"p","Test":"TestOther/bf16"}`,
+		`{"Action":"pass","Package":"p","Test":"TestOther"}`,
+	)
+	worker := stream(
+		`{"Action":"fail","Package":"p","Test":"TestErrors"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/fp16/a"}`,
+		`{"Action":"fail","Package":"p","Test":"TestGrid/bf16/a"}`,
+		`{"Action":"fail","Package":"p","Test":"TestGrid/bf16"}`,
+		`{"Action":"pass","Package":"p","Test":"TestGrid/fp16"}`,
+		`{"Action":"fail","Package":"p","Test":"TestGrid"}`,
+		`{"Action":"fail","Package":"p","Test":"TestOther/x"}`,
+		`{"Action":"fail","Package":"p","Test":"TestOther/bf16"}`,
+		`{"Action":"fail","Package":"p","Test":"TestOther"}`,
+	)
+	_, excluded, diffs := compare(direct, worker, "through a worker", regexp.MustCompile(`^TestErrors$|^TestGrid/bf16|^TestOther/bf16`))
+	wantEx := []string{"p TestErrors: pass directly, fail through the worker", "p TestGrid: pass directly, fail through the worker",
+		"p TestGrid/bf16: pass directly, fail through the worker", "p TestGrid/bf16/a: pass directly, fail through the worker",
+		"p TestOther/bf16: pass directly, fail through the worker"}
+	if strings.Join(excluded, "\n") != strings.Join(wantEx, "\n") {
+		t.Errorf("excluded %q, expected %q", excluded, wantEx)
+	}
+	want := []string{"p TestOther: pass directly, fail through the worker (a failure)", "p TestOther/x: pass directly, fail through the worker (a failure)"}
 	if strings.Join(diffs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("differences %q, expected %q", diffs, want)
 	}

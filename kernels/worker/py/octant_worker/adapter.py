@@ -11,9 +11,11 @@ declaration; close(), called when the worker says bye.
 import ctypes
 import importlib.util
 import os
+import sys
 import traceback
 
 from . import abi
+from .arena import import_torch
 from .protocol import INVALID_ARGUMENT, RUNTIME, WorkerError
 
 CONTRACT = 1
@@ -39,6 +41,31 @@ class Memory:
         self.base = arena.base_address()
         self.size = arena.total
         self.extents = {}  # field -> the bytes the bridge checked for this call
+        self._tensor = None
+
+    @property
+    def device(self):
+        """The torch device of the arena ("cpu", "cuda:0"): torch mode's tensor's, host mode's
+        "cpu"."""
+        return str(self.arena.dev) if self.mode == "torch" else "cpu"
+
+    def tensor(self):
+        """The whole arena as one torch.uint8 tensor (guards included): torch mode's own tensor,
+        in host mode a tensor over the memory map (torch needed in both)."""
+        if self._tensor is None:
+            if self.mode == "torch":
+                self._tensor = self.arena.t
+            else:
+                torch = import_torch("a torch view of the host arena")
+                self._tensor = torch.frombuffer(self.arena.mm, dtype=torch.uint8)
+        return self._tensor
+
+    def sidecar(self, names, words):
+        """Places the sign words of the inputs names (lists of 8 uint32) in the worker's sidecar, a
+        guarded region of the arena that Go never hands out, and returns their real addresses,
+        each of 32 bytes (int32[8]). The worker checks after the op that it left them and the
+        bytes around them unchanged (reported at the next sync)."""
+        return [self.base + off for off in self.arena.sidecar(names, words)]
 
     def _host(self, addr, nbytes, what):
         if self.mode != "host":
@@ -80,6 +107,11 @@ def load(path, options):
                                                 f"no setup(options) to take them")
     except WorkerError:
         raise
+    except ModuleNotFoundError as e:
+        raise WorkerError(RUNTIME, f"adapter {path} {what}: ModuleNotFoundError: {e}: the Python module {e.name!r} is "
+                                   f"not installed for {sys.executable}; install it ({sys.executable} -m pip install "
+                                   f"{(e.name or '').split('.')[0]}) or name an interpreter that has it (OCTANT_PYTHON)",
+                          traceback.format_exc()) from None
     except BaseException as e:  # SystemExit too: an adapter must not end the worker by loading it
         raise WorkerError(RUNTIME, f"adapter {path} {what}: {type(e).__name__}: {e}",
                           traceback.format_exc()) from None
@@ -149,9 +181,15 @@ def normalise(path, mod, decl):
         if not isinstance(reports, bool):
             _refuse(path, f"{op}: reports_tier {reports!r}, expected true or false")
         o["reports_tier"] = reports
-        extra = sorted(set(d) - {"dtypes", "tiers", "reports_tier"})
+        if "partial_stride" in d:
+            ps = d["partial_stride"]
+            if op != "decode" or not isinstance(ps, int) or isinstance(ps, bool) or ps < 258:
+                _refuse(path, f"{op}: partial_stride {ps!r}: expected on decode only, an int >= 258 (the floats of "
+                              f"one partial row the op writes in its mid_o)")
+            o["partial_stride"] = ps
+        extra = sorted(set(d) - {"dtypes", "tiers", "reports_tier", "partial_stride"})
         if extra:
-            _refuse(path, f"{op}: unknown keys {extra}, expected dtypes, tiers or reports_tier")
+            _refuse(path, f"{op}: unknown keys {extra}, expected dtypes, tiers, reports_tier or partial_stride")
         out_ops[op] = o
     info = decl.get("info", {})
     if not isinstance(info, dict):

@@ -1,8 +1,11 @@
 """The worker's device memory: one arena, usable bytes between two guards of a known pattern.
 
-Layout (arena offsets): [0, G) front guard | [G, G+N) usable bytes | [G+N, 2G+N) rear guard.
+Layout (arena offsets): [0, G) front guard | [G, G+N) usable bytes | [G+N, 2G+N) rear guard |
+[2G+N, 2G+N+S) the sidecar | [2G+N+S, 3G+N+S) tail guard.
 Go hands out the usable bytes (kernels/worker/alloc.go) and names them by address,
 gen << 40 | offset; the worker checks the generation and the bounds of every address it is given.
+The sidecar is the worker's own: the inputs an op takes as device tensors that the ABI passes by
+value (the sign words), placed there for one op and checked after it (Arena.sidecar).
 Host mode keeps the arena in an anonymous memory map; torch mode in one torch.uint8 tensor.
 """
 import ctypes
@@ -14,6 +17,11 @@ from .protocol import INVALID_ARGUMENT, RUNTIME, WorkerError
 
 GEN_SHIFT = 40
 OFFSET_MASK = (1 << GEN_SHIFT) - 1
+SIDECAR_BYTES = 256  # two int32[8] sign tensors, 64 bytes apart, and the pattern around them
+
+# The oldest torch the torch mode and the torch adapters are written for: torch.frombuffer,
+# Tensor.view(dtype), torch.library.Library(ns, "DEF") and FunctionSchema's alias_info.
+MIN_TORCH = (1, 12)
 
 
 def guard_pattern(n):
@@ -23,17 +31,66 @@ def guard_pattern(n):
 
 class Arena:
     """What both modes share: addresses, guards and their check. A mode supplies write, read,
-    move, fill, wait, first_diff, put and flip, all on arena offsets."""
+    move, fill, wait, first_diff, put, flip and snapshot, all on arena offsets."""
 
     def __init__(self, gen, usable, guard, shm):
         self.gen, self.usable, self.guard = gen, usable, guard
-        self.total = usable + 2 * guard
+        self.sidecar_off = usable + 2 * guard
+        self.total = self.sidecar_off + SIDECAR_BYTES + guard
         self.shm = shm
         self.pattern = guard_pattern(guard)
+        self.side_pattern = guard_pattern(SIDECAR_BYTES)
+        self.side_expected = None  # the sidecar's bytes as the last op was handed them
+        self.side_checks = []  # (what, check) of the ops since the last sync: check() -> [problems]
 
     def fill_guards(self):
         self.put(0, self.pattern)
         self.put(self.guard + self.usable, self.pattern)
+        self.put(self.sidecar_off, self.side_pattern)
+        self.put(self.sidecar_off + SIDECAR_BYTES, self.pattern)
+
+    def sidecar(self, names, words):
+        """Places up to two lists of 8 sign words (uint32), the inputs names, in the sidecar as
+        int32 at sidecar offsets 64 and 128 between the pattern, and returns their arena offsets.
+        after_op checks them once the op has run."""
+        data = bytearray(self.side_pattern)
+        offs = []
+        for i, w in enumerate(words):
+            off = 64 * (i + 1)
+            data[off:off + 32] = b"".join((x & 0xFFFFFFFF).to_bytes(4, "little") for x in w)
+            offs.append(self.sidecar_off + off)
+        self.put(self.sidecar_off, bytes(data))
+        self.side_expected = (bytes(data), list(names), [o - self.sidecar_off for o in offs])
+        return offs
+
+    def after_op(self, what):
+        """Queues the check that the op (what, for messages) left the sidecar as it was handed
+        it; sync reports what differs."""
+        if self.side_expected is None:
+            return
+        data, names, offs = self.side_expected
+        self.side_expected = None
+        self.side_checks.append((what, names, offs, self.snapshot(data)))
+
+    def check_sidecar(self):
+        """Messages for the ops since the last sync that modified a sidecar input or wrote
+        around one; the sidecar is restored to its pattern."""
+        out = []
+        for what, names, offs, diff in self.side_checks:
+            changed = diff()
+            if not changed:
+                continue
+            hit = [n for n, o in zip(names, offs) if any(o <= i < o + 32 for i in changed)]
+            around = [i for i in changed if not any(o <= i < o + 32 for o in offs)]
+            if hit:
+                out.append(f"{what}: input {' and '.join(hit)} (int32[8] in the worker's sidecar) was modified")
+            if around:
+                out.append(f"{what}: a write past a sign tensor: sidecar byte {around[0]} of {SIDECAR_BYTES} "
+                           f"({len(around)} bytes around the sign tensors differ from their pattern)")
+        self.side_checks = []
+        if out:
+            self.put(self.sidecar_off, self.side_pattern)
+        return out
 
     def offset(self, addr, n, what):
         """The arena offset of [addr, addr+n), which must be usable bytes of this generation."""
@@ -58,6 +115,12 @@ class Arena:
             out.append(f"a write past the arena: the guard {side} it is overwritten at byte offset {pos} of the arena "
                        f"({where}; address {(self.gen << GEN_SHIFT) | (start + i):#x}): {got:#04x}, expected {self.pattern[i]:#04x}")
             self.put(start, self.pattern)
+        tail = self.sidecar_off + SIDECAR_BYTES
+        i, got = self.first_diff(tail, self.pattern)
+        if i >= 0:
+            out.append(f"a write past the worker's sidecar (the sign tensors): the guard after it is overwritten "
+                       f"{i} bytes past its end: {got:#04x}, expected {self.pattern[i]:#04x}")
+            self.put(tail, self.pattern)
         return out
 
 
@@ -107,6 +170,12 @@ class HostArena(Arena):
         """The n bytes at arena offset start."""
         return self.mv[start:start + n].tobytes()
 
+    def snapshot(self, data):
+        """The sidecar's differences from data, taken now (a host-mode op has run when it returns)."""
+        got = self.mv[self.sidecar_off:self.sidecar_off + len(data)].tobytes()
+        changed = [i for i, (a, b) in enumerate(zip(got, data)) if a != b]
+        return lambda: changed
+
     def flip(self, off):
         self.mm[off] ^= 0xFF
 
@@ -123,14 +192,39 @@ class HostArena(Arena):
         return f"host arena of {self.usable} bytes"
 
 
-def import_torch():
-    """torch, or a clear refusal naming the module and the interpreter."""
+def import_torch(what="torch mode"):
+    """torch, at least MIN_TORCH, or a clear refusal naming the module, the version found and the
+    interpreter."""
     try:
         import torch
     except ImportError as e:
-        raise WorkerError(RUNTIME, f"torch mode needs the Python module torch, which {sys.executable} cannot import "
-                                   f"({type(e).__name__}: {e}); install PyTorch for this interpreter, or use host mode") from None
+        raise WorkerError(RUNTIME, f"{what} needs the Python module torch, which {sys.executable} cannot import "
+                                   f"({type(e).__name__}: {e}); install PyTorch for this interpreter "
+                                   f"({sys.executable} -m pip install torch, or Debian's python3-torch for "
+                                   f"/usr/bin/python3) or name one that has it (OCTANT_PYTHON)") from None
+    version = str(getattr(torch, "__version__", "unknown"))
+    if torch_version(version) < MIN_TORCH:
+        want = ".".join(map(str, MIN_TORCH))
+        raise WorkerError(RUNTIME, f"{what} needs torch {want} or later; {sys.executable} imports torch {version} from "
+                                   f"{getattr(torch, '__file__', '?')}: upgrade it ({sys.executable} -m pip install "
+                                   f"'torch>={want}') or name an interpreter that has a newer one (OCTANT_PYTHON)")
     return torch
+
+
+def torch_version(v):
+    """(major, minor) of a torch version string ("1.13.0a0+git", "2.4.1+cu121"); (0, 0) when it
+    has none."""
+    parts = []
+    for p in v.split("+")[0].split(".")[:2]:
+        digits = ""
+        for ch in p:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            return (0, 0)
+        parts.append(int(digits))
+    return tuple(parts) if len(parts) == 2 else (0, 0)
 
 
 class TorchArena(Arena):
@@ -190,6 +284,13 @@ class TorchArena(Arena):
     def get(self, start, n):
         """The n bytes at arena offset start (copied to the host)."""
         return bytes(self.t[start:start + n].cpu().tolist())
+
+    def snapshot(self, data):
+        """The sidecar's differences from data: compared on the device in stream order (after the
+        op, before the next op's sidecar is written), read at the next sync."""
+        want = self.torch.frombuffer(bytearray(data), dtype=self.torch.uint8).to(self.dev)
+        ne = self.t[self.sidecar_off:self.sidecar_off + len(data)] != want
+        return lambda: ne.nonzero().flatten().tolist()
 
     def base_address(self):
         """The device address of arena offset 0."""

@@ -286,6 +286,8 @@ class Bridge:
         except BaseException as e:  # SystemExit too: the op failed, the worker goes on
             raise WorkerError(abi.RUNTIME, f"{where}: the adapter raised {type(e).__name__}: {e}",
                               traceback.format_exc()) from None
+        finally:
+            self.arena.after_op(where)
         if ran is not None and ran != asked:
             fail(abi.UNSUPPORTED_TIER, f"{c.name}: asked {asked}, the adapter reports {ran} ran (silent fallback)")
         return b""
@@ -294,7 +296,7 @@ class Bridge:
 def sync_error(arena, mod, failures=()):
     """What a sync reports, or None when it is clean: it waits for the device, calls the adapter
     module's sync() when it has one, and checks the arena's guards (each one a write reached is
-    restored); failures are those of requests without a reply since the last sync (the worker's;
+    restored) and the sign sidecar; failures are those of requests without a reply since the last sync (the worker's;
     a standalone replay has none). The first three failures, how many more, then the guards, in
     one WorkerError with the first failure's status (RUNTIME for guards alone)."""
     failures = list(failures)
@@ -311,7 +313,7 @@ def sync_error(arena, mod, failures=()):
         except Exception as e:
             failures.append(WorkerError(abi.RUNTIME, f"the adapter's sync raised {type(e).__name__}: {e}",
                                         traceback.format_exc()))
-    guards = arena.check_guards()
+    guards = arena.check_guards() + arena.check_sidecar()
     if not failures and not guards:
         return None
     status = failures[0].status if failures else abi.RUNTIME
