@@ -85,3 +85,28 @@ func TestCompareExclude(t *testing.T) {
 		t.Errorf("differences %q, expected %q", diffs, want)
 	}
 }
+
+// TestCompareSkipWords: -skip-word takes several words separated by "|": a skip holding any of
+// them is allowed, a skip holding none is a difference.
+func TestCompareSkipWords(t *testing.T) {
+	direct := stream(
+		`{"Action":"pass","Package":"p","Test":"TestA"}`,
+		`{"Action":"pass","Package":"p","Test":"TestB"}`,
+		`{"Action":"pass","Package":"p","Test":"TestC"}`,
+	)
+	worker := stream(
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"    g.go:1: outside declared domain: dtype bf16\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestA"}`,
+		`{"Action":"output","Package":"p","Test":"TestB","Output":"    g.go:2: through a worker: host map\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestB"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"    g.go:3: no library\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestC"}`,
+	)
+	skips, _, diffs := compare(direct, worker, "through a worker|outside declared domain", nil)
+	if len(skips) != 2 || !strings.Contains(skips[0], "outside declared domain: dtype bf16") || !strings.Contains(skips[1], "through a worker: host map") {
+		t.Errorf("skips %q: expected TestA and TestB with their reasons", skips)
+	}
+	if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "p TestC: pass directly, skip through the worker") {
+		t.Errorf("differences %q: expected TestC's skip without an allowed word", diffs)
+	}
+}
