@@ -126,6 +126,10 @@ def bits_to_f32(u16, dtype):
 
 
 def f32_to_bits(x, dtype):
+    """An output's bits. A NaN is written as the one positive quiet NaN: numpy's loops pick a NaN
+    operand's payload and sign (inf - inf gives the negative default NaN on x86) by path and
+    memory alignment, and two runs on the same inputs must be bit-identical."""
+    x = np.where(np.isnan(x), np.float32("nan"), x).astype(np.float32)
     return f32_to_f16_bits(x) if dtype == 1 else f32_to_bf16_bits(x)
 
 
@@ -528,8 +532,8 @@ def out_rows(mem, a, nq, hq):
 
 def reduce_rows(parts, out, vsg, dtype):
     """docs/contract.md §3.4 on rows (R, ns, P): M the NaN-ignoring max of m_s; a split with m_s =
-    -inf is skipped (its o never read); a NaN m_s poisons L and the output (one quiet NaN); out =
-    inverse V rotation of O, / L, or +0 when L = 0."""
+    -inf is skipped (its o never read); a NaN m_s poisons L and the output; out = inverse V rotation
+    of O, / L, or +0 when L = 0."""
     m = parts[:, :, D].astype(np.float64)
     l = parts[:, :, D + 1].astype(np.float64)
     skip = m == -np.inf
@@ -539,9 +543,6 @@ def reduce_rows(parts, out, vsg, dtype):
     O = np.einsum("rs,rsd->rd", w, np.where(skip[:, :, None], 0.0, parts[:, :, :D].astype(np.float64)))
     y = fwht(O.astype(np.float32), D).astype(np.float64) * vsg
     res = np.where((L == 0)[:, None], 0.0, y / np.where(L == 0, 1.0, L)[:, None]).astype(np.float32)
-    # numpy's loops pick a NaN operand's payload and sign by memory alignment: one canonical NaN
-    # keeps two runs on the same inputs bit-identical.
-    res[np.isnan(res)] = np.float32("nan")
     out[...] = f32_to_bits(res, dtype).reshape(out.shape)
 
 
