@@ -20,11 +20,13 @@ import (
 var judges = flag.Bool("pyref.judges", false, "run the judges on the pure-Python adapter (make pyref-test; a few minutes)")
 
 // The judges run on the clean adapter: the store, rotate, reduce, query-map and decode grids
-// (-short; make bridge-test's grids without prefill, which the adapter does not declare) and the
-// GPU fuzz targets' rapid runs and seed corpora for store, rotate, reduce and decode.
+// (-short; make bridge-test's grids without prefill, which the adapter does not declare); the
+// GPU fuzz targets' rapid runs and seed corpora for store, rotate, reduce and decode, with the
+// decode isolation property and the must-not-matter properties of those ops.
 const (
 	cleanGrids = "TestStore|TestRotate|TestReduce|TestQueryMaps|TestDecodeGrid"
-	cleanFuzz  = "TestGPUStore|TestGPURotate|TestGPUReduce|TestGPUDecode|FuzzStore|FuzzRotate|FuzzDecode|FuzzReduce"
+	cleanFuzz  = "TestGPUStore|TestGPURotate|TestGPUReduce|TestGPUDecode|FuzzStore|FuzzRotate|FuzzDecode|FuzzReduce|" +
+		"TestIsolationDecode|TestMustNotMatterStore|TestMustNotMatterReduce|TestMustNotMatterDecode"
 )
 
 // env is what the subprocesses run with.
@@ -228,7 +230,8 @@ func TestCleanGrids(t *testing.T) {
 	}
 }
 
-// TestCleanFuzz: the GPU fuzz targets' rapid runs and seed corpora pass on the clean adapter.
+// TestCleanFuzz: the GPU fuzz targets' rapid runs and seed corpora, the decode isolation property
+// and the must-not-matter properties pass on the clean adapter.
 func TestCleanFuzz(t *testing.T) {
 	e := setup(t)
 	out, code := e.goTest(t, e.spec(""), "fuzz", cleanFuzz)

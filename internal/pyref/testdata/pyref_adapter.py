@@ -153,8 +153,7 @@ def byte_view(mem, addr, n):
 def act_view(mem, addr, n, rows, heads, st, sh):
     """[rows][heads][256] uint16 elements at element strides st, sh (a writable view)."""
     buf = byte_view(mem, addr, n)
-    return np.lib.stride_tricks.as_strided(buf.view(np.uint16) if n % 2 == 0 else buf[:n - 1].view(np.uint16),
-                                           shape=(rows, heads, D), strides=(2 * st, 2 * sh, 2))
+    return np.lib.stride_tricks.as_strided(buf.view(np.uint16), shape=(rows, heads, D), strides=(2 * st, 2 * sh, 2))
 
 
 def cache_view(mem, a, hkv, f):
