@@ -188,8 +188,8 @@ $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 # (internal/pyref, docs/adapters.md "A pure-Python implementation as a test subject"), run through a
 # worker: its clean version passes the store, rotate, reduce, query-map and decode grids (-short)
 # and the GPU fuzz targets' runs, the decode isolation and the must-not-matter properties for
-# store, rotate, reduce and decode; each planted defect fails a
-# judge whose message names it; `octant conform` through its spec certifies the domain it declares.
+# store, rotate, reduce and decode; each planted defect fails a judge whose message names it;
+# `octant conform` through its spec certifies the domain it declares.
 # Needs an interpreter with numpy (OCTANT_PYTHON when it has numpy, else /usr/bin/python3: the test
 # skips, saying so, when neither has); about 1.5 to 2.5 minutes on 2 cores.
 .PHONY: pyref-test

@@ -5,8 +5,9 @@
 //
 //	host:/abs/path/internal/pyref/testdata/pyref_adapter.py[?defect=NAME]
 //
-// Without a defect option it is meant to be correct: the kernel grids (-short) and the GPU fuzz
-// targets' seed runs for store, rotate, reduce and decode pass on it, and `octant conform` through
+// Without a defect option it is meant to be correct: the kernel grids (-short), the GPU fuzz
+// targets' runs and seed corpora, the decode isolation and the must-not-matter properties for
+// store, rotate, reduce and decode pass on it, and `octant conform` through
 // its spec certifies it on the domain it declares (prefill is not declared). Each defect option
 // plants one realistic defect (the adapter's DEFECTS: a scale rounded toward zero, an inclusive
 // causal bound, a wrong GQA mapping, a stale workspace read, a reported and a silent tier
