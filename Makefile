@@ -191,7 +191,8 @@ $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 # store, rotate, reduce and decode; each planted defect fails a judge whose message names it;
 # `octant conform` through its spec certifies the domain it declares.
 # Needs an interpreter with numpy (OCTANT_PYTHON when it has numpy, else /usr/bin/python3: the test
-# skips, saying so, when neither has); about 1.5 to 2.5 minutes on 2 cores.
+# skips, saying so, when neither has); about 1 to 2 minutes on 2 cores (1m12s alone, 2m13s beside
+# other work).
 .PHONY: pyref-test
 pyref-test: $(GOTEST_BIN)
 	@$(GOTEST) -count=1 ./internal/pyref/ -args -pyref.judges
