@@ -216,6 +216,19 @@ $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 	@mkdir -p $(@D)
 	@$(GO) build -o $@ ./internal/cmd/parity
 
+# make pyref-test: the judges on a second implementation of the ops in Python and numpy
+# (internal/pyref, docs/adapters.md "A pure-Python implementation as a test subject"), run through a
+# worker: its clean version passes the store, rotate, reduce, query-map and decode grids (-short)
+# and the GPU fuzz targets' runs, the decode isolation and the must-not-matter properties for
+# store, rotate, reduce and decode; each planted defect fails a judge whose message names it;
+# `octant conform` through its spec certifies the domain it declares.
+# Needs an interpreter with numpy (OCTANT_PYTHON when it has numpy, else /usr/bin/python3: the test
+# skips, saying so, when neither has); about 1 to 2 minutes on 2 cores (1m12s alone, 2m13s beside
+# other work).
+.PHONY: pyref-test
+pyref-test: $(GOTEST_BIN)
+	@$(GOTEST) -count=1 ./internal/pyref/ -args -pyref.judges
+
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
 
