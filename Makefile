@@ -30,8 +30,10 @@ bin/octant:
 # AMD GPU, and on the CPU emulator build of the kernels: the fuzz targets' seed corpora, the
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
 # (make emu-test), the op bridge's verdict parity on the emulator (make bridge-test, about 3
-# minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes). The emulator library is built (or brought up to date) first: cmd/octant's conform
-# test runs on it. About 26 minutes on 2 cores, peak memory about 8 GB (README).
+# minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes), and the
+# judges on the pure-Python implementation (make pyref-test, about 1.5 minutes). The emulator
+# library is built (or brought up to date) first: cmd/octant's conform test runs on it. About 30
+# minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
 # last two lines are the verdict over every go test run of the steps (each appends its counts to
@@ -44,7 +46,7 @@ test: $(GOTEST_BIN)
 	$(MAKE) --no-print-directory test-steps GOTEST_SUMMARY=$(abspath $(TEST_SUMMARY)); rc=$$?; \
 	$(GOTEST_BIN) -total $(TEST_SUMMARY) -exit $$rc -since $$start -label "make test"
 
-test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test torch-test
+test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test torch-test pyref-test
 	@OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
 	@# (it needs cgo; the C++ compiler `make emu` uses is there)

@@ -71,15 +71,16 @@ func skipThroughWorker(t testing.TB, why string) {
 	}
 }
 
-// skipNarrowed skips the tests that call the binding directly with every op, dtype and format and
-// compare the ABI's statuses (the error and alignment tables) when the library's declaration (an
-// adapter's) narrows the contract: the worker refuses what is not declared before the adapter
-// sees it, with another status than the case expects.
-func skipNarrowed(t testing.TB) {
+// skipNarrowed skips the tests that call the binding directly with every dtype, format, block
+// size and input class of ops and compare the ABI's statuses (the error and alignment tables) when
+// the library's declaration (an adapter's) narrows what those ops take (Declaration.NarrowsCalls):
+// the worker refuses what is not declared before the adapter sees it, with another status than
+// the case expects. A declaration that narrows other ops only leaves the test to run.
+func skipNarrowed(t testing.TB, ops ...arch.Op) {
 	t.Helper()
 	l := lib(t)
-	if n := l.Decl.Narrowing(arch.Ops()); len(n) > 0 {
-		t.Skipf("outside declared domain: %s narrows the contract (%s); the error tables expect the ABI's statuses for every op, dtype and format", l.Path, strings.Join(n, "; "))
+	if n := l.Decl.NarrowsCalls(ops...); len(n) > 0 {
+		t.Skipf("outside declared domain: %s narrows the calls of %s (%s); the error tables expect the ABI's statuses for every dtype, format and input", l.Path, fmt.Sprint(ops), strings.Join(n, "; "))
 	}
 }
 

@@ -60,7 +60,7 @@ func unsupportedTiers(t testing.TB, op arch.Op) []kernels.Tier {
 // TestStoreErrors: every invalid cache_store is refused with its status and a message naming the
 // field, before anything is written (the cache, with random bytes, must be unchanged).
 func TestStoreErrors(t *testing.T) {
-	skipNarrowed(t)
+	skipNarrowed(t, arch.Store)
 	dev := device(t)
 	rng := rand.New(rand.NewPCG(caseSeed("errors/store"), 8))
 	bufs := newBufSet(t, dev)
@@ -193,7 +193,7 @@ func newPrefillErrEnv(t *testing.T, dev *kernels.Device, tier kernels.TierDesc, 
 // TestDecodeErrors: every invalid decode is refused with its status and a message naming the
 // field, on every decode tier, and writes neither out nor partials.
 func TestDecodeErrors(t *testing.T) {
-	skipNarrowed(t)
+	skipNarrowed(t, arch.Decode)
 	dev := device(t)
 	forEachTier(t, arch.Decode, func(t *testing.T, tier kernels.TierDesc) {
 		e := newDecodeErrEnv(t, dev)
@@ -263,7 +263,7 @@ func TestDecodeErrors(t *testing.T) {
 
 // TestPrefillErrors: invalid prefill calls on every prefill tier.
 func TestPrefillErrors(t *testing.T) {
-	skipNarrowed(t)
+	skipNarrowed(t, arch.Prefill)
 	dev := device(t)
 	forEachTier(t, arch.Prefill, func(t *testing.T, tier kernels.TierDesc) {
 		rng := rand.New(rand.NewPCG(caseSeed("errors/prefill"), 10))
@@ -339,7 +339,7 @@ func TestPrefillErrors(t *testing.T) {
 
 // TestReduceRotateErrors: invalid reduce and rotate calls.
 func TestReduceRotateErrors(t *testing.T) {
-	skipNarrowed(t)
+	skipNarrowed(t, arch.Reduce, arch.Rotate)
 	dev := device(t)
 	bufs := newBufSet(t, dev)
 	nq, hq, ns := 2, 2, 3
@@ -393,7 +393,7 @@ func TestReduceRotateErrors(t *testing.T) {
 // TestEmptyCalls: calls with nothing to do (no tokens, no query rows, no sequences) succeed and
 // write nothing.
 func TestEmptyCalls(t *testing.T) {
-	skipNarrowed(t)
+	skipNarrowed(t, arch.Ops()...)
 	dev := device(t)
 	bufs := newBufSet(t, dev)
 	f := kernelFormat(t, oracle.K3V4)

@@ -190,3 +190,42 @@ func (d *Declaration) Narrowing(required []arch.Op) []string {
 	}
 	return out
 }
+
+// NarrowsCalls lists how d narrows what a caller may pass the given ops (nil when it does not):
+// each of them that is not declared (a reduce inside decode has no op to call), formats, those
+// ops' dtypes and block sizes left out, and excluded input classes. A test that hands the ops
+// every format, dtype, block size and input class and expects the ABI's own statuses (the error
+// and alignment tables) cannot run on such a declaration: the worker refuses what is not declared
+// with its own status first.
+func (d *Declaration) NarrowsCalls(ops ...arch.Op) []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for _, op := range ops {
+		if !d.Declares(op) {
+			out = append(out, string(op)+" not declared")
+		}
+	}
+	for _, f := range []oracle.FormatID{oracle.K3V3, oracle.K3V4, oracle.K3V3Compact} {
+		if !slices.Contains(d.Formats, f) {
+			out = append(out, fmt.Sprintf("format %d not declared", int(f)))
+		}
+	}
+	for _, op := range ops {
+		if o, ok := d.Ops[op]; ok {
+			for _, t := range Dtypes {
+				if !slices.Contains(o.Dtypes, t) {
+					out = append(out, fmt.Sprintf("%s %s not declared", op, t))
+				}
+			}
+		}
+	}
+	if d.BlockSizes != nil {
+		out = append(out, fmt.Sprintf("block sizes only %v", d.BlockSizes))
+	}
+	for _, c := range d.Excludes {
+		out = append(out, "excludes "+c.Words())
+	}
+	return out
+}

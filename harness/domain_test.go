@@ -273,3 +273,37 @@ func TestParseDeclaration(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowsCalls: a declaration narrows the calls of an op when the op is not declared, or it
+// leaves out a format, one of that op's dtypes, a block size or an input class; another op's
+// narrowing does not count.
+func TestNarrowsCalls(t *testing.T) {
+	d, err := ParseDeclaration([]byte(`{"ops": {"store": {"dtypes": ["fp16", "bf16"]}, "rotate": {"dtypes": ["fp16", "bf16"]},
+		"decode": {"dtypes": ["fp16"]}}, "formats": [3, 4, 19], "block_sizes": "any", "excludes": []}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ops  []arch.Op
+		want string
+	}{
+		{[]arch.Op{arch.Store, arch.Rotate}, ""},
+		{[]arch.Op{arch.Decode}, "decode bf16 not declared"},
+		{[]arch.Op{arch.Prefill}, "prefill not declared"},
+		{arch.Ops(), "reduce not declared; prefill not declared; decode bf16 not declared"},
+	} {
+		if got := strings.Join(d.NarrowsCalls(c.ops...), "; "); got != c.want {
+			t.Errorf("NarrowsCalls(%v) = %q, expected %q", c.ops, got, c.want)
+		}
+	}
+	e, err := ParseDeclaration([]byte(`{"ops": {"store": {"dtypes": ["fp16", "bf16"]}}, "formats": [3], "block_sizes": [16], "excludes": ["duplicate-slots"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(e.NarrowsCalls(arch.Store), "; "), "format 4 not declared; format 19 not declared; block sizes only [16]; excludes duplicate slots"; got != want {
+		t.Errorf("NarrowsCalls(store) = %q, expected %q", got, want)
+	}
+	if (*Declaration)(nil).NarrowsCalls(arch.Ops()...) != nil {
+		t.Error("a C library (no declaration) narrows nothing")
+	}
+}
