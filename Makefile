@@ -186,25 +186,28 @@ bridge-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 # adapter"). The store, rotate, decode and prefill grids (-short) and the seed runs of the GPU
 # fuzz targets for store, rotate and decode run on the CPU emulator directly and through a torch-
 # mode worker (OCTANT_PYTHON=/usr/bin/python3: Debian's python3-torch, CPU) whose vllm_ops.py
-# calls the ops a fake vLLM extension (kernels/worker/testdata/fake_vllm_ext.py) registers with
-# vLLM's schemas and forwards to the same library. Both sides run the tiers vLLM's ops can ask
+# calls the ops a C++ torch extension (kernels/worker/testdata/octave_torch_ext.cpp, built here with
+# torch.utils.cpp_extension: Debian's libtorch-dev and ninja-build) registers with vLLM's schemas
+# and forwards to the same library: the extension the GPU run builds over liboctave_cuda.so. Both sides run the tiers vLLM's ops can ask
 # for (TORCH_TIERS: decode's use_wmma False and True; the emulator's mma-model has no counterpart).
 # The cases outside the adapter's declared domain (bf16 prefill, invalid block ids, slots out of
-# range or repeated) skip through the worker with "outside declared domain", which parity allows
-# and lists. TORCH_EXCLUDE names what the declaration cannot say, left out and listed by parity:
-# the store error grid (the ops report no ABI status) and the portable prefill (the op has one
-# tier, declared wmma-model here, which the direct library's portable tier has no counterpart of). Skips, saying so, when
+# range or repeated; the store error grid, whose rows need those) skip through the worker with
+# "outside declared domain", which parity allows and lists. TORCH_EXCLUDE names what the
+# declaration cannot say, left out and listed by parity: the portable prefill (the op has one
+# tier, declared wmma-model here; the direct library's portable prefill has no counterpart). Skips, saying so, when
 # /usr/bin/python3 has no torch (apt-get install python3-torch). About 2 minutes on 2 cores.
 TORCH_PYTHON := /usr/bin/python3
 TORCH_GRIDS := TestStore|TestRotate|TestDecodeGrid|TestPrefillGrid
 TORCH_FUZZ := TestGPUStore|TestGPURotate|TestGPUDecode
 TORCH_TIERS := portable,wmma-model
-TORCH_EXCLUDE := ^TestStoreErrors$$|^TestPrefillGrid/.*/portable$$
-TORCH_SPEC = torch:$(CURDIR)/kernels/worker/py/octant_adapters/vllm_ops.py?ext=$(CURDIR)/kernels/worker/testdata/fake_vllm_ext.py&tiers=portable,wmma-model&prefill=wmma-model&arch=emu&device=cpu
+TORCH_EXCLUDE := ^TestPrefillGrid/.*/portable$$
+TORCH_EXT := $(KBUILD)/torch_ext/octave_torch_ext.so
+TORCH_SPEC = torch:$(CURDIR)/kernels/worker/py/octant_adapters/vllm_ops.py?ext=$(CURDIR)/$(TORCH_EXT)&lib=$(CURDIR)/$(KBUILD)/liboctave_emu.so&tiers=portable,wmma-model&prefill=wmma-model&arch=emu&device=cpu
 .PHONY: torch-test
 torch-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 	@if ! $(TORCH_PYTHON) -c 'import torch' 2>/dev/null; then \
 	  echo "torch-test: SKIPPED, NOT TESTED: $(TORCH_PYTHON) cannot import torch; apt-get install python3-torch python3-numpy to judge the vLLM-schema adapter" >&2; exit 0; fi; \
+	$(MAKE) --no-print-directory $(TORCH_EXT) || exit 1; \
 	mkdir -p $(KBUILD)/torch; \
 	for side in direct worker; do \
 	  if [ $$side = direct ]; then lib='$(CURDIR)/$(KBUILD)/liboctave_emu.so'; else lib='$(TORCH_SPEC)'; fi; \
@@ -213,6 +216,15 @@ torch-test: $(KBUILD)/liboctave_emu.so $(PARITY_BIN)
 	  OCTANT_TIERS=$(TORCH_TIERS) OCTANT_PYTHON=$(TORCH_PYTHON) OCTANT_LIB="$$lib" OCTANT_REGRESSIONS=off $(GO) test -json -short -count=1 -run '$(TORCH_FUZZ)' ./fuzz/ -args -rapid.seed=$(BRIDGE_SEED) >>$(KBUILD)/torch/$$side.json; \
 	done; \
 	$(PARITY_BIN) -skip-word 'through a worker|outside declared domain' -exclude '$(TORCH_EXCLUDE)' $(KBUILD)/torch/direct.json $(KBUILD)/torch/worker.json
+
+# The C++ torch extension with vLLM's op schemas over any Octave C library (the path given by
+# vllm_ops.py's lib= option), built for the CPU with torch.utils.cpp_extension (needs torch's
+# headers: Debian's libtorch-dev, and ninja-build).
+$(TORCH_EXT): kernels/worker/testdata/octave_torch_ext.cpp csrc/include/octave_capi.h
+	@mkdir -p $(@D)
+	@echo "torch-test: building $@ (torch.utils.cpp_extension)"
+	@$(TORCH_PYTHON) -c "from torch.utils.cpp_extension import load; load('octave_torch_ext', ['kernels/worker/testdata/octave_torch_ext.cpp'], extra_include_paths=['csrc/include'], build_directory='$(@D)', is_python_module=False)" >$(@D)/build.log 2>&1 || \
+	  { tail -20 $(@D)/build.log; echo "torch-test: building the C++ torch extension failed (log: $(@D)/build.log); it needs torch's headers and ninja: apt-get install libtorch-dev ninja-build" >&2; exit 1; }
 
 $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 	@mkdir -p $(@D)

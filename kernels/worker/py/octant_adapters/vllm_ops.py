@@ -14,6 +14,9 @@ Options:
   vLLM's ROCm prefill; wmma-model for a model of it, portable for a float32 one).
 - arch, name: the device as the judges see it, over the arena's torch device ("emu" makes the
   judges treat it as the CPU emulator).
+- lib: an Octave C library for an extension that forwards to one (Octant's
+  kernels/worker/testdata/octave_torch_ext.cpp): passed to its op octave_ext_init(lib, 0) after the
+  load, so that one extension serves any library (octant mutate --through names each mutant so).
 
 The four ops and their schemas are checked at setup: a missing op or another schema fails the
 open with the expected and the found schema. The declaration says what vLLM's ops are: decode
@@ -28,7 +31,7 @@ from octant_worker import abi
 from octant_worker.arena import import_torch
 from octant_adapters import tensors
 
-OPTIONS = ("ext", "namespace", "tiers", "prefill", "arch", "name")
+OPTIONS = ("ext", "namespace", "tiers", "prefill", "arch", "name", "lib")
 
 # What vLLM registers (csrc/torch_bindings.cpp of a vLLM build with the Octave ops), each
 # returning nothing. Tensor! is written Tensor(a!) by torch's printer; the check compares the
@@ -77,6 +80,20 @@ def show(schema):
     args = ", ".join(f"{t}{'!' if w else ''} {n}" for n, t, w in signature(schema)[0])
     rets = signature(schema)[1]
     return f"{schema.name}({args}) -> ({', '.join(rets)})"
+
+
+def init_library(namespace, lib):
+    """Hands lib to the extension's octave_ext_init(path, device) (device 0: the worker's device
+    is the one the process sees first; select it with CUDA_VISIBLE_DEVICES)."""
+    torch = import_torch("the vLLM-schema adapter")
+    if not os.path.isabs(lib) or not os.path.isfile(lib):
+        raise SetupError(f"vllm_ops.py: lib={lib!r}: expected the absolute path of an Octave C library")
+    try:
+        init = getattr(getattr(torch.ops, namespace), "octave_ext_init")
+    except (AttributeError, RuntimeError):
+        raise SetupError(f"vllm_ops.py: lib={lib}: the extension registers no torch.ops.{namespace}.octave_ext_init"
+                         f"(str path, int device) to take it (option lib is for Octant's octave_torch_ext.cpp)") from None
+    init(lib, 0)
 
 
 def load_extension(path):
@@ -144,6 +161,8 @@ def setup(options):
         raise SetupError(f"vllm_ops.py: {ext} does not register vLLM's Octave ops as expected: " + "; ".join(problems))
     _ops.clear()
     _ops.update(found)
+    if options.get("lib"):
+        init_library(namespace, options["lib"])
     info = {k: options[k] for k in ("arch", "name") if k in options}
     torch = import_torch("the vLLM-schema adapter")
     return {
