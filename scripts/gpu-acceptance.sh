@@ -51,10 +51,20 @@
 #                     beside scripts/bench_sdpa.py, Nsight Compute (set full, source counters) on
 #                     one launch of big for each, compute-sanitizer memcheck and racecheck over the
 #                     short decode and prefill grids on mma, and the decode throughput (DECODE_CHECKS)
+#   PHASE=adapter     Octant's own kernels as vLLM ops (issue 39): the C++ torch extension with
+#                     vLLM's op schemas (kernels/worker/testdata/octave_torch_ext.cpp) built with
+#                     torch.utils.cpp_extension over the library; octant conform for gfx1100 on the
+#                     model (carry build/isa), --fixed CONFORM_FIXED (100) --budget 0s, on the
+#                     library directly and through vllm_ops.py, compared case for case
+#                     (scripts/certcompare.py); then FuzzDecode for FUZZTIME (40s) with FUZZ_PAR
+#                     (8) workers directly, through capi.py in torch mode (the whole domain: the
+#                     bridge's own cost) and through vllm_ops.py
+#   PHASE=adapter-mutate  octant mutate --through the vLLM-schema spec over MUTANTS (decode
+#                     mutants of the portable and WMMA tiers), without fuzzing (BUDGET, 0s)
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -112,7 +122,55 @@ seeds_and_fuzz() {
   done
 }
 
+# The C++ torch extension with vLLM's op schemas, built over the CUDA torch of this machine, and
+# the specs that judge the library through it (vllm_ops.py) and through capi.py in torch mode.
+torch_ext() {
+  ext_dir=$PWD/build/torch_ext_cuda
+  step "torch, and the C++ torch extension with vLLM's op schemas (torch.utils.cpp_extension)"
+  python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1 | tee -a "$log"
+  mkdir -p "$ext_dir"
+  timeout 300 python3 -c "from torch.utils.cpp_extension import load; load('octave_torch_ext', ['kernels/worker/testdata/octave_torch_ext.cpp'], extra_include_paths=['csrc/include'], build_directory='$ext_dir', is_python_module=False)" \
+    > "$work/ext.log" 2>&1 || { tail -20 "$work/ext.log" | tee -a "$log"; status=1; finish; }
+  py=$PWD/kernels/worker/py/octant_adapters
+  vllm_spec="torch:$py/vllm_ops.py?ext=$ext_dir/octave_torch_ext.so&lib=$lib&tiers=portable,wmma-model&prefill=wmma-model&device=cuda:0"
+  capi_spec="torch:$py/capi.py?lib=$lib&device=cuda:0"
+  echo "vllm spec: $vllm_spec" | tee -a "$log"
+}
+
 case $PHASE in
+adapter)
+  torch_ext
+  for side in direct adapter; do
+    l=$lib; [ $side = adapter ] && l=$vllm_spec
+    step "octant conform --arch gfx1100 ($side), --fixed ${CONFORM_FIXED:-100} --budget 0s"
+    timeout -k 10 ${CONFORM_TIMEOUT:-200} ./bin/octant conform --lib "$l" --arch gfx1100 --isa-dir build/isa --tiers portable,wmma-model \
+      --fixed ${CONFORM_FIXED:-100} --budget 0s --out "$work/conform-$side" > "$work/conform-$side.log" 2>&1
+    echo "conform $side exit $?" | tee -a "$log"
+    tail -1 "$work/conform-$side.log" | cut -c1-700 | tee -a "$log"
+    cp "$work/conform-$side/certificate.json" "$out/certificate-$side.json" 2>/dev/null
+  done
+  python3 scripts/certcompare.py "$work/conform-direct/certificate.json" "$work/conform-adapter/certificate.json" > "$work/certcompare.log" 2>&1 || status=1
+  tail -14 "$work/certcompare.log" | cut -c1-300 | tee -a "$log"
+  for v in "direct:$lib" "capi:$capi_spec" "vllm:$vllm_spec"; do
+    side=${v%%:*} l=${v#*:}
+    step "FuzzDecode $side for ${FUZZTIME:-40s}, ${FUZZ_PAR:-8} workers (OCTANT_TIERS=portable,wmma-model)"
+    (cd fuzz && OCTANT_LIB="$l" OCTANT_TIERS=portable,wmma-model OCTANT_REGRESSIONS=$work/regressions-$side timeout -k 10 ${FUZZ_TIMEOUT:-90} \
+      ../bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime ${FUZZTIME:-40s} -test.parallel ${FUZZ_PAR:-8} \
+      -test.fuzzcachedir "$work/fuzzcache-$side") > "$work/fuzz-$side.log" 2>&1 || status=1
+    grep -E '^fuzz: elapsed' "$work/fuzz-$side.log" | tail -1 | tee -a "$log"
+    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$' "$work/fuzz-$side.log" | head -3 | cut -c1-300 | tee -a "$log"
+  done
+  ;;
+adapter-mutate)
+  torch_ext
+  through=${vllm_spec/lib=$lib/lib=\{lib\}}
+  step "octant mutate --through (vllm_ops.py), mutants ${MUTANTS:-8,10,12,13,15,16,17,18,34}"
+  timeout -k 10 ${MUT_TIMEOUT:-480} ./bin/octant mutate --kind cuda --jobs ${JOBS:-16} --only "${MUTANTS:-8,10,12,13,15,16,17,18,34}" \
+    --budget-per-mutant ${BUDGET:-0s} --conventional=false --through "$through" --out "$work/mutate" > "$work/mutate.log" 2>&1
+  echo "mutate exit $?" | tee -a "$log"
+  grep -E '^mutant|^built in' "$work/mutate.log" | cut -c1-300 | tee -a "$log"
+  cp "$work/mutate/kill-matrix.md" "$out/kill-matrix-through.md" 2>/dev/null
+  ;;
 batch)
   step "the binding's own tests, then the kernel grid (full) against the oracle"
   OCTANT_LIB=$lib ./bin/kernels.test -test.count=1 > "$work/grid.log" 2>&1 || status=1
