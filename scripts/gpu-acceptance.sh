@@ -56,9 +56,10 @@
 #                     torch.utils.cpp_extension over the library; octant conform for gfx1100 on the
 #                     model (carry build/isa), --fixed CONFORM_FIXED (100) --budget 0s, on the
 #                     library directly and through vllm_ops.py, compared case for case
-#                     (scripts/certcompare.py); then FuzzDecode for FUZZTIME (40s) with FUZZ_PAR
-#                     (8) workers directly, through capi.py in torch mode (the whole domain: the
-#                     bridge's own cost) and through vllm_ops.py
+#                     (scripts/certcompare.py); then the decode throughput (TestGPUDecode, the rapid
+#                     form of FuzzDecode, DECODE_CHECKS (1000) cases, seed 11) directly, through
+#                     capi.py in torch mode (the whole domain: the bridge's own cost) and through
+#                     vllm_ops.py (SKIP="conform" leaves the certificates out)
 #   PHASE=adapter-mutate  octant mutate --through the vLLM-schema spec over MUTANTS (decode
 #                     mutants of the portable and WMMA tiers), without fuzzing (BUDGET, 0s)
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
@@ -140,7 +141,7 @@ torch_ext() {
 case $PHASE in
 adapter)
   torch_ext
-  for side in direct adapter; do
+  skip conform || for side in direct adapter; do
     l=$lib; [ $side = adapter ] && l=$vllm_spec
     step "octant conform --arch gfx1100 ($side), --fixed ${CONFORM_FIXED:-100} --budget 0s"
     timeout -k 10 ${CONFORM_TIMEOUT:-200} ./bin/octant conform --lib "$l" --arch gfx1100 --isa-dir build/isa --tiers portable,wmma-model \
@@ -149,16 +150,15 @@ adapter)
     tail -1 "$work/conform-$side.log" | cut -c1-700 | tee -a "$log"
     cp "$work/conform-$side/certificate.json" "$out/certificate-$side.json" 2>/dev/null
   done
-  python3 scripts/certcompare.py "$work/conform-direct/certificate.json" "$work/conform-adapter/certificate.json" > "$work/certcompare.log" 2>&1 || status=1
-  tail -14 "$work/certcompare.log" | cut -c1-300 | tee -a "$log"
+  skip conform || { python3 scripts/certcompare.py "$work/conform-direct/certificate.json" "$work/conform-adapter/certificate.json" > "$work/certcompare.log" 2>&1 || status=1
+    tail -14 "$work/certcompare.log" | cut -c1-300 | tee -a "$log"; }
   for v in "direct:$lib" "capi:$capi_spec" "vllm:$vllm_spec"; do
     side=${v%%:*} l=${v#*:}
-    step "FuzzDecode $side for ${FUZZTIME:-40s}, ${FUZZ_PAR:-8} workers (OCTANT_TIERS=portable,wmma-model)"
-    (cd fuzz && OCTANT_LIB="$l" OCTANT_TIERS=portable,wmma-model OCTANT_REGRESSIONS=$work/regressions-$side timeout -k 10 ${FUZZ_TIMEOUT:-90} \
-      ../bin/fuzz.test -test.run '^$' -test.fuzz '^FuzzDecode$' -test.fuzztime ${FUZZTIME:-40s} -test.parallel ${FUZZ_PAR:-8} \
-      -test.fuzzcachedir "$work/fuzzcache-$side") > "$work/fuzz-$side.log" 2>&1 || status=1
-    grep -E '^fuzz: elapsed' "$work/fuzz-$side.log" | tail -1 | tee -a "$log"
-    grep -E -- '--- FAIL|^(ok|PASS|FAIL)$' "$work/fuzz-$side.log" | head -3 | cut -c1-300 | tee -a "$log"
+    step "TestGPUDecode $side, ${DECODE_CHECKS:-1000} cases, seed 11 (OCTANT_TIERS=portable,wmma-model)"
+    OCTANT_LIB="$l" OCTANT_TIERS=portable,wmma-model OCTANT_REGRESSIONS=$work/regressions-$side timeout -k 10 ${TP_TIMEOUT:-150} \
+      ./bin/fuzz-plain.test -test.run '^TestGPUDecode$' -test.count=1 -test.v -rapid.checks=${DECODE_CHECKS:-1000} -rapid.seed=11 \
+      > "$work/tp-$side.log" 2>&1 || status=1
+    grep -E 'rapid\]|judged in|outside the declared|time:|FAIL|panic' "$work/tp-$side.log" | head -6 | cut -c1-300 | tee -a "$log"
   done
   ;;
 adapter-mutate)
