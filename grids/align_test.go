@@ -113,6 +113,7 @@ func setHostPtr(f **int64, p uintptr) { *(*uintptr)(unsafe.Pointer(f)) = p }
 // context stays usable: the valid call run afterwards works and writes its output.
 func TestAlignmentErrors(t *testing.T) {
 	skipNarrowed(t, arch.Ops()...)
+	skipNoQueryMaps(t)
 	dev := device(t)
 	t.Run("cache_store", func(t *testing.T) { alignStore(t, dev) })
 	t.Run("rotate", func(t *testing.T) { alignRotate(t, dev) })

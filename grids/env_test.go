@@ -84,6 +84,16 @@ func skipNarrowed(t testing.TB, ops ...arch.Op) {
 	}
 }
 
+// skipNoQueryMaps skips a test that calls the query maps when the library's declaration (an
+// adapter's) does not declare them (vLLM's ops have none): they are no op of the judged calls, so
+// the domain of Lib.Outside does not cover them.
+func skipNoQueryMaps(t testing.TB) {
+	t.Helper()
+	if l := lib(t); l.Decl != nil && !l.Decl.QueryMaps {
+		t.Skipf("outside declared domain: %s does not declare the query maps", l.Path)
+	}
+}
+
 // hostMapThroughWorker is why a case of slot_mapping_host skips through a worker.
 const hostMapThroughWorker = "slot_mapping_host points into this process, which a worker cannot read: the worker backend sends it as NULL (kernels/worker, Store), so the library reads the device's slot_mapping instead"
 

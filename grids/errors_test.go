@@ -394,6 +394,7 @@ func TestReduceRotateErrors(t *testing.T) {
 // write nothing.
 func TestEmptyCalls(t *testing.T) {
 	skipNarrowed(t, arch.Ops()...)
+	skipNoQueryMaps(t)
 	dev := device(t)
 	bufs := newBufSet(t, dev)
 	f := kernelFormat(t, oracle.K3V4)
