@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two conformance certificates case for case: one of a library judged directly
 (octant conform --lib PATH), one of the same library judged through an adapter (--lib SPEC), run
-with the same seeds (docs/adapters.md, "Certifying your own kernels"; docs/performance.md records
+with the same seeds (docs/certify.md; docs/performance.md records
 the GPU run).
 
     python3 scripts/certcompare.py DIRECT/certificate.json ADAPTER/certificate.json
