@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/kernels"
 )
 
 // A Python reproducer is a failing call through an adapter written so that it replays without Go
@@ -124,7 +125,7 @@ func pythonData(rec *harness.Recording, spec, message string) ([]byte, error) {
 		"expect": map[string]any{
 			"kind": e.Kind, "buffer": e.Buffer, "dtype": string(e.Dtype),
 			"rows": e.Rows, "row_elems": e.RowElems, "stride": e.Stride, "heads": e.Heads, "head_stride": e.HeadStride,
-			"model": float64Bytes(e.Model), "bound": float64Bytes(e.Bound), "exact": float64Bytes(e.Exact),
+			"model": kernels.Float64Bytes(e.Model), "bound": kernels.Float64Bytes(e.Bound), "exact": kernels.Float64Bytes(e.Exact),
 			"judged": string(judged), "zero_rows": e.ZeroRows, "overflow": jsonFloat(e.Overflow), "nan_fails": e.NaNFails,
 			"contract_rel_l2": e.ContractRelL2, "round_u": e.RoundU, "round_abs": e.RoundAbs,
 			"profile": e.Profile, "bound_why": e.BoundWhy, "want": want, "want_cache": e.WantCache, "slots": slots,
@@ -152,13 +153,6 @@ func jsonFloat(x float64) float64 {
 	return x
 }
 
-func float64Bytes(x []float64) []byte {
-	b := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	}
-	return b
-}
 
 // pythonScript is the script: a docstring saying what failed and how to run it, the recorded
 // spec and sources, and a call of octant_worker.repro.main on the data file beside it.

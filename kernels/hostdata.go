@@ -80,6 +80,16 @@ func Int64Bytes(x []int64) []byte {
 	return b
 }
 
+// Float64Bytes encodes x as little-endian IEEE binary64 bytes (NaN payloads and infinities
+// kept).
+func Float64Bytes(x []float64) []byte {
+	b := make([]byte, 8*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+	}
+	return b
+}
+
 // Float32Bytes encodes x as little-endian IEEE binary32 bytes.
 func Float32Bytes(x []float32) []byte {
 	b := make([]byte, 4*len(x))
