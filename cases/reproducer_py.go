@@ -153,7 +153,6 @@ func jsonFloat(x float64) float64 {
 	return x
 }
 
-
 // pythonScript is the script: a docstring saying what failed and how to run it, the recorded
 // spec and sources, and a call of octant_worker.repro.main on the data file beside it.
 func pythonScript(rec *harness.Recording, spec, sources, dataFile, jsonFile, message string) string {
