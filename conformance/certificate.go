@@ -46,7 +46,18 @@ type Certificate struct {
 	// stale (TestCommittedCertificatesCurrent).
 	KernelSources string `json:"kernel_source_sha256,omitempty"`
 	Seed          int    `json:"seed"`
-	Budget        string `json:"budget"`
+	Budget        string `json:"budget"` // the random phase's wall-clock budget; empty in a case-count run
+	// Fixed is --fixed: the fixed cases per unit (seeds 0..Fixed−1).
+	Fixed int `json:"fixed"`
+	// RandomCases is --cases in a case-count run: the random cases per unit after the fixed ones
+	// (CaseList); nil in a budget run, whose random phase depends on the machine.
+	RandomCases *int `json:"random_cases,omitempty"`
+	// Shard says which part of a case-count run's case list this certificate judged (shard.go):
+	// a shard's certificate is partial and never certifies. nil: the whole case list.
+	Shard *Shard `json:"shard,omitempty"`
+	// ShardsNotRun names the shards a merged certificate lacks ("2/4"): their cases were not run,
+	// and the certificate is not certified.
+	ShardsNotRun []string `json:"shards_not_run,omitempty"`
 	Certified     bool   `json:"certified"`
 	// VerdictLine is Verdict(), the one verdict every report shows: the console's last line,
 	// report.md's title, junit.xml's certificate test case.
@@ -191,7 +202,8 @@ func (c *Certificate) Finish() {
 			c.TooFew = append(c.TooFew, fmt.Sprintf("%s: %d cases run, at least %d required (--min-cases; raise --budget or --fixed)", k, e.Cases, floor))
 		}
 	}
-	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && anyRuntime && c.Partial == nil
+	c.Certified = c.Status != harness.Fail && len(c.Missing) == 0 && len(c.Cases) > 0 && len(c.TooFew) == 0 && runtime && anyRuntime && c.Partial == nil &&
+		c.Shard == nil && len(c.ShardsNotRun) == 0
 	c.VerdictLine = c.Verdict()
 }
 
@@ -218,6 +230,16 @@ func (c *Certificate) Verdict() string {
 	}
 	var why string
 	switch {
+	case c.Shard != nil:
+		why = fmt.Sprintf("partial: shard %d/%d, %d of the run's %d cases; octant merge combines the %d shards into the certificate", c.Shard.Index, c.Shard.Count, c.Shard.Ran, c.Shard.Total, c.Shard.Count)
+		if c.Status == harness.Fail {
+			why += ", failing cases"
+		}
+	case len(c.ShardsNotRun) > 0:
+		why = fmt.Sprintf("shard(s) not run: %s; their cases are not in this certificate", strings.Join(c.ShardsNotRun, ", "))
+		if c.Status == harness.Fail {
+			why += ", failing cases"
+		}
 	case c.Partial != nil:
 		why = fmt.Sprintf("a partial run: %d unit(s) judged (--units)", len(c.Partial))
 		if c.Status == harness.Fail {
@@ -299,6 +321,19 @@ func plural(n int) string {
 	return "s"
 }
 
+// budgetText is how the random phase was bounded, for report.md: a budget, or a case count
+// (and the shard, for a shard's certificate).
+func (c *Certificate) budgetText() string {
+	if c.RandomCases == nil {
+		return "budget " + c.Budget
+	}
+	s := fmt.Sprintf("%d fixed and %d random cases per unit", c.Fixed, *c.RandomCases)
+	if c.Shard != nil {
+		s += fmt.Sprintf("; shard %d/%d: %d of the %d cases", c.Shard.Index, c.Shard.Count, c.Shard.Ran, c.Shard.Total)
+	}
+	return s
+}
+
 // DefaultMinCases is how many cases each op/tier of a runtime certificate must have run: a few
 // cases can pass a defective build (the emulator's mutant 1, which leaves padding rows unwritten,
 // passed five), so a short run is reported as not certified rather than certified on little
@@ -337,7 +372,7 @@ func (c *Certificate) Write(dir string) error {
 func (c *Certificate) Report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Octave KV conformance: %s (%s) — **%s**\n\n", c.Arch, c.Mode, c.Verdict())
-	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- kernel sources (csrc, comments stripped): sha256 %s\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, budget %s\n", c.Suite, c.Commit, c.Dirty, c.KernelSources, c.Date, c.Command, c.CaseGen, c.Seed, c.Budget)
+	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- kernel sources (csrc, comments stripped): sha256 %s\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, %s\n", c.Suite, c.Commit, c.Dirty, c.KernelSources, c.Date, c.Command, c.CaseGen, c.Seed, c.budgetText())
 	if c.Library != "" {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
 	}

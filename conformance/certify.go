@@ -93,6 +93,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	c.Library, c.LibrarySHA, c.Adapter, c.ABI = l.Path, sum, adapter, kernels.ABIVersion
 	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
+	c.countMode(o)
 	where := fmt.Sprintf("%s (%s), %s", dev.Name, dev.Arch, l.Path)
 	for _, r := range a.Requires {
 		for _, t := range r.RequiredTiers() {
@@ -117,6 +118,7 @@ func Runtime(ctx context.Context, l *harness.Lib, a arch.Arch, o Options, s Suit
 	if c.Cases, err = RunBattery(ctx, l, units, o); err != nil {
 		return nil, interrupted(len(c.Cases), err)
 	}
+	c.shardRan(l, units, o, 0, len(c.Cases))
 	c.Finish()
 	return c, nil
 }
@@ -177,6 +179,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	c.Library, c.LibrarySHA, c.Adapter, c.ABI = l.Path, sum, adapter, kernels.ABIVersion
 	c.BuildInfo, c.Device, c.Runtime = l.Dev.BuildInfo(), dev.Name, dev.Runtime
 	c.Seed, c.Budget, c.MinCases = o.Seed, o.Budget.String(), o.MinCases
+	c.countMode(o)
 	for _, r := range a.Requires {
 		for _, t := range r.RequiredTiers() {
 			e := Evidence{Op: r.Op, Tier: t, How: HowModel}
@@ -214,6 +217,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	if err != nil {
 		return nil, interrupted(len(ran), err)
 	}
+	c.shardRan(l, units, o, len(c.Cases), len(ran))
 	c.Cases = append(c.Cases, ran...)
 	c.NotCertified = append([]string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}, c.NotCertified...)
 	c.Finish()
@@ -224,4 +228,26 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 // certificate is written for a battery that did not finish.
 func interrupted(n int, err error) error {
 	return fmt.Errorf("interrupted after %d cases (%w): no certificate written", n, err)
+}
+
+// countMode records a case-count run's flags (the budget plays no part in it) and its shard.
+func (c *Certificate) countMode(o Options) {
+	c.Fixed = o.Fixed
+	if !o.CaseCount {
+		return
+	}
+	n := o.Cases
+	c.RandomCases, c.Budget = &n, ""
+	if o.Shard != nil {
+		s := *o.Shard
+		c.Shard = &s
+	}
+}
+
+// shardRan records in a shard's certificate the size of the run's case list, the cases of the
+// list it ran and the static cases before them (every shard runs those).
+func (c *Certificate) shardRan(l *harness.Lib, units []Unit, o Options, static, ran int) {
+	if c.Shard != nil {
+		c.Shard.Total, c.Shard.Ran, c.Shard.Static = len(CaseList(l, units, o)), ran, static
+	}
 }

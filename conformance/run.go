@@ -14,7 +14,13 @@ import (
 // Options configure a runtime certification.
 type Options struct {
 	Arch     arch.Arch
-	Budget   time.Duration // for random cases after the fixed ones (the fixed cases always run)
+	Budget   time.Duration // for random cases after the fixed ones (the fixed cases always run), unless CaseCount
+	// CaseCount makes the random phase Cases random cases per unit (CaseList) instead of a
+	// wall-clock Budget: the run's work is then the same on any machine.
+	CaseCount bool
+	Cases     int
+	// Shard runs one part of a case-count run's case list (CaseList, ShardCases); nil: all of it.
+	Shard *Shard
 	Fixed    int           // fixed cases per unit: seeds 0..Fixed−1
 	Seed     int           // first seed of the random cases (at least Fixed)
 	MinCases int           // cases every op and tier must run for the certificate (at least 1 whatever is set)
@@ -82,16 +88,19 @@ func Plan(l *harness.Lib, o Options) (units []Unit, notes []string, err error) {
 }
 
 // RunBattery runs the battery's units (Plan) on l: for every unit, its fixed cases, then random
-// cases round-robin over the units until the budget ends. A required tier the library lacks is
-// one failing case naming it. When ctx is done it stops between cases and returns the results so
-// far with ctx's error.
+// cases round-robin over the units, until the budget ends or, in a case-count run
+// (o.CaseCount), o.Cases random cases per unit (CaseList). A required tier the library lacks is
+// one failing case naming it. A shard (o.Shard) runs only its part of the case list. When ctx is
+// done it stops between cases and returns the results so far with ctx's error.
 func RunBattery(ctx context.Context, l *harness.Lib, units []Unit, o Options) ([]CaseResult, error) {
+	if o.CaseCount {
+		return runList(ctx, l, CaseList(l, units, o), o)
+	}
 	var out []CaseResult
 	var live []Unit
 	for _, u := range units {
 		if !l.Offers(u.Op, u.libTier()) {
-			out = append(out, CaseResult{Path: u.String() + "/missing", Status: harness.Fail,
-				Message: fmt.Sprintf("the library offers no %s tier for %s (tiers: %v); the architecture's certificate requires it", u.libTier(), u.Op, l.TierNames())})
+			out = append(out, missingTier(l, u))
 			continue
 		}
 		live = append(live, u)
@@ -120,6 +129,80 @@ func RunBattery(ctx context.Context, l *harness.Lib, units []Unit, o Options) ([
 		}
 	}
 	progress(o.Progress, "random", n, n, start, o.Budget)
+	return out, nil
+}
+
+// missingTier is the one failing case of a required unit whose tier the library does not offer.
+func missingTier(l *harness.Lib, u Unit) CaseResult {
+	return CaseResult{Path: u.String() + "/missing", Status: harness.Fail,
+		Message: fmt.Sprintf("the library offers no %s tier for %s (tiers: %v); the architecture's certificate requires it", u.libTier(), u.Op, l.TierNames())}
+}
+
+// Planned is one case of a case-count run's case list: a seed of a unit, or the failing case of
+// a required unit whose tier the library lacks (Missing).
+type Planned struct {
+	Unit    Unit
+	Seed    uint64
+	Missing bool
+}
+
+// CaseList is the case list of a case-count run (o.CaseCount) on units, in the order an unsharded
+// run judges them: the missing-tier case of every required unit the library lacks, then every
+// other unit's fixed seeds 0..o.Fixed−1 unit by unit, then o.Cases random seeds per unit drawn
+// round-robin over those units from max(o.Seed, o.Fixed), the draw a budget run makes. It depends
+// on the plan and the flags only, never on timing: case k of the list belongs to shard k mod n.
+func CaseList(l *harness.Lib, units []Unit, o Options) []Planned {
+	var list []Planned
+	var live []Unit
+	for _, u := range units {
+		if !l.Offers(u.Op, u.libTier()) {
+			list = append(list, Planned{Unit: u, Missing: true})
+			continue
+		}
+		live = append(live, u)
+	}
+	for _, u := range live {
+		for s := 0; s < o.Fixed; s++ {
+			list = append(list, Planned{Unit: u, Seed: uint64(s)})
+		}
+	}
+	seed := max(o.Seed, o.Fixed)
+	for n := 0; n < o.Cases*len(live); n++ {
+		list = append(list, Planned{Unit: live[n%len(live)], Seed: uint64(seed + n/len(live))})
+	}
+	return list
+}
+
+// ShardCases is shard i's part of a case list split n ways: the cases whose index k in the list
+// has k mod n = i, in the list's order.
+func ShardCases[T any](list []T, i, n int) []T {
+	var out []T
+	for k := i; k < len(list); k += n {
+		out = append(out, list[k])
+	}
+	return out
+}
+
+// runList judges the case list (only o.Shard's part of it when o.Shard is set), in order.
+func runList(ctx context.Context, l *harness.Lib, list []Planned, o Options) ([]CaseResult, error) {
+	if o.Shard != nil {
+		list = ShardCases(list, o.Shard.Index, o.Shard.Count)
+	}
+	var out []CaseResult
+	start := time.Now()
+	for k, p := range list {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if p.Missing {
+			out = append(out, missingTier(l, p.Unit))
+			continue
+		}
+		out = append(out, p.Unit.Run(l, p.Seed, o))
+		if (k+1)%50 == 0 || k+1 == len(list) {
+			progress(o.Progress, "cases", k+1, len(list), start, 0)
+		}
+	}
 	return out, nil
 }
 

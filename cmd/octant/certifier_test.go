@@ -50,7 +50,7 @@ func TestCertifierSelfTest(t *testing.T) {
 			}
 			dir := t.TempDir()
 			var stdout, stderr bytes.Buffer
-			code := writeCertificate(cert, dir, &stdout, &stderr)
+			code := writeCertificate("conform", cert, dir, &stdout, &stderr)
 			if cert.Certified != f.certified || !strings.Contains(cert.Verdict(), f.why) {
 				t.Errorf("certified %v, verdict %q; expected certified %v, a verdict saying %q", cert.Certified, cert.Verdict(), f.certified, f.why)
 			}

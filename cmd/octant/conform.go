@@ -29,6 +29,8 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "build/conform", "directory for certificate.json, report.md, junit.xml")
 	isaOnly := fs.Bool("isa-only", false, "static checks of the AMD code objects (make isa) where no such GPU is present; never certifies")
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
+	cases := fs.Int("cases", -1, "random cases per op and tier after the fixed ones, instead of --budget: the run's work is then the same on any machine (not with --budget)")
+	shardFlag := fs.String("shard", "", "i/n: judge only part i of n of a --cases run's case list (a partial certificate; octant merge combines the n shards)")
 	uf := addUnitFlags(fs)
 	caseTimeout := fs.Duration("case-timeout", 10*time.Minute, "watchdog: a case still running after this is hung in the library: its reproducer is written and conform exits 3 (0: no watchdog)")
 	fs.Usage = func() {
@@ -48,6 +50,29 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	if *fixed < 0 || *budget < 0 || *caseTimeout < 0 {
 		fmt.Fprintf(stderr, "octant conform: --fixed %d, --budget %v, --case-timeout %v: expected values ≥ 0\n", *fixed, *budget, *caseTimeout)
 		return 2
+	}
+	budgetSet := false
+	fs.Visit(func(f *flag.Flag) { budgetSet = budgetSet || f.Name == "budget" })
+	if *cases >= 0 && budgetSet {
+		fmt.Fprintf(stderr, "octant conform: --cases %d and --budget %v: expected one of them (a case count or a wall-clock budget for the random cases)\n", *cases, *budget)
+		return 2
+	}
+	if *cases < -1 {
+		fmt.Fprintf(stderr, "octant conform: --cases %d: expected a count ≥ 0\n", *cases)
+		return 2
+	}
+	var shard *conformance.Shard
+	if *shardFlag != "" {
+		if *cases < 0 {
+			fmt.Fprintf(stderr, "octant conform: --shard %s: expected --cases N beside it (a budget run has no fixed case list to split)\n", *shardFlag)
+			return 2
+		}
+		s, err := conformance.ParseShard(*shardFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant conform: %v\n", err)
+			return 2
+		}
+		shard = &s
 	}
 	unitNames, err := uf.names()
 	if err != nil {
@@ -74,7 +99,7 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "octant conform: --isa-only --arch %s: %v\n", *archName, err)
 			return 2
 		}
-		return writeCertificate(cert, *out, stdout, stderr)
+		return writeCertificate("conform", cert, *out, stdout, stderr)
 	}
 	if *lib == "" {
 		fmt.Fprintln(stderr, "octant conform: --lib PATH is required (or --isa-only)")
@@ -102,7 +127,15 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := conformance.Options{Budget: *budget, Fixed: *fixed, Seed: *seed, MinCases: *minCases, OutDir: *out, Progress: stdout,
-		CaseTimeout: *caseTimeout, Hung: func(h conformance.HungCase) { os.Exit(reportHung(stderr, h)) }}
+		CaseTimeout: *caseTimeout, Hung: func(h conformance.HungCase) { os.Exit(reportHung(stderr, h)) },
+		CaseCount: *cases >= 0, Cases: max(*cases, 0), Shard: shard}
+	random := fmt.Sprintf("random cases for %v", *budget)
+	if o.CaseCount {
+		random = fmt.Sprintf("%d random cases each", *cases)
+		if shard != nil {
+			random += fmt.Sprintf(", shard %s of the case list", shard)
+		}
+	}
 	if *tiers != "" {
 		o.Tiers = arch.ParseTierNames(*tiers)
 	}
@@ -113,11 +146,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	}
 	var cert *conformance.Certificate
 	if model {
-		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then random cases for %v\n",
-			a.Name, *lib, l.Dev.Info.Name, l.Dev.Info.Arch, a.Name, a.Name, *isaDir, *fixed, *budget)
+		fmt.Fprintf(stdout, "conform: %s on a model: %s on %s (%s) runs %s's native tiers with the instructions modelled, plus %s's code objects in %s; %d fixed cases per op and tier, then %s\n",
+			a.Name, *lib, l.Dev.Info.Name, l.Dev.Info.Arch, a.Name, a.Name, *isaDir, *fixed, random)
 		cert, err = conformance.Model(ctx, l, a, *isaDir, o, suite)
 	} else {
-		fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then random cases for %v\n", *lib, l.Dev.Info.Name, a.Name, *fixed, *budget)
+		fmt.Fprintf(stdout, "conform: %s on %s (%s), %d fixed cases per op and tier, then %s\n", *lib, l.Dev.Info.Name, a.Name, *fixed, random)
 		cert, err = conformance.Runtime(ctx, l, a, o, suite)
 	}
 	if err != nil {
@@ -127,14 +160,14 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	return writeCertificate(cert, *out, stdout, stderr)
+	return writeCertificate("conform", cert, *out, stdout, stderr)
 }
 
 // writeCertificate writes the certificate's files and prints, for a person: one line per op with
 // its status and case counts, what the certificate rests on, what is missing, and the verdict.
-func writeCertificate(cert *conformance.Certificate, out string, stdout, stderr io.Writer) int {
+func writeCertificate(cmd string, cert *conformance.Certificate, out string, stdout, stderr io.Writer) int {
 	if err := cert.Write(out); err != nil {
-		fmt.Fprintf(stderr, "octant conform: %v\n", err)
+		fmt.Fprintf(stderr, "octant %s: %v\n", cmd, err)
 		return 2
 	}
 	fmt.Fprintf(stdout, "%-8s %-14s %s\n", "op", "status", "cases")
@@ -159,12 +192,23 @@ func writeCertificate(cert *conformance.Certificate, out string, stdout, stderr 
 	for _, m := range cert.Notes {
 		fmt.Fprintf(stdout, "note: %s\n", m)
 	}
-	fmt.Fprintf(stdout, "conform: %s (%s): %s; %d cases, worst status %s; %s/certificate.json, report.md, junit.xml\n",
-		cert.Arch, cert.Mode, cert.Verdict(), len(cert.Cases), cert.Status, out)
-	if !cert.Certified {
-		return 1
+	for _, m := range cert.ShardsNotRun {
+		fmt.Fprintf(stdout, "shard not run: %s\n", m)
 	}
-	return 0
+	fmt.Fprintf(stdout, "%s: %s (%s): %s; %d cases, worst status %s; %s/certificate.json, report.md, junit.xml\n",
+		cmd, cert.Arch, cert.Mode, cert.Verdict(), len(cert.Cases), cert.Status, out)
+	return exitStatus(cert)
+}
+
+// exitStatus is conform's and merge's exit status for a certificate written: 0 certified, 1 not.
+// A shard's certificate is never certified; its status is 0 when none of its cases failed, so that
+// a scheduler's job array reports a shard failed only when a case of it did (octant merge decides
+// the certificate).
+func exitStatus(cert *conformance.Certificate) int {
+	if cert.Certified || cert.Shard != nil && cert.Status != harness.Fail && len(cert.Missing) == 0 {
+		return 0
+	}
+	return 1
 }
 
 // reportHung says which case hung in the library and how to reproduce it, and returns conform's
