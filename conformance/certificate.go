@@ -58,7 +58,7 @@ type Certificate struct {
 	// ShardsNotRun names the shards a merged certificate lacks ("2/4"): their cases were not run,
 	// and the certificate is not certified.
 	ShardsNotRun []string `json:"shards_not_run,omitempty"`
-	Certified     bool   `json:"certified"`
+	Certified    bool     `json:"certified"`
 	// VerdictLine is Verdict(), the one verdict every report shows: the console's last line,
 	// report.md's title, junit.xml's certificate test case.
 	VerdictLine string `json:"verdict"`

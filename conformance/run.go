@@ -13,17 +13,17 @@ import (
 
 // Options configure a runtime certification.
 type Options struct {
-	Arch     arch.Arch
-	Budget   time.Duration // for random cases after the fixed ones (the fixed cases always run), unless CaseCount
+	Arch   arch.Arch
+	Budget time.Duration // for random cases after the fixed ones (the fixed cases always run), unless CaseCount
 	// CaseCount makes the random phase Cases random cases per unit (CaseList) instead of a
 	// wall-clock Budget: the run's work is then the same on any machine.
 	CaseCount bool
 	Cases     int
 	// Shard runs one part of a case-count run's case list (CaseList, ShardCases); nil: all of it.
-	Shard *Shard
-	Fixed    int           // fixed cases per unit: seeds 0..Fixed−1
-	Seed     int           // first seed of the random cases (at least Fixed)
-	MinCases int           // cases every op and tier must run for the certificate (at least 1 whatever is set)
+	Shard    *Shard
+	Fixed    int // fixed cases per unit: seeds 0..Fixed−1
+	Seed     int // first seed of the random cases (at least Fixed)
+	MinCases int // cases every op and tier must run for the certificate (at least 1 whatever is set)
 	// Tiers narrows the library's tiers judged beyond the required ones (nil: every tier the
 	// library lists). A required tier is judged whether or not it is named here.
 	Tiers []arch.TierName
