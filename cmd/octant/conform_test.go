@@ -27,6 +27,13 @@ func TestConformUsageErrors(t *testing.T) {
 		{[]string{"conform", "--fixed", "-1", "--lib", "x.so"}, "expected values ≥ 0"},
 		{[]string{"conform", "--min-cases", "-3", "--lib", "x.so"}, "--min-cases -3: expected at least 1"},
 		{[]string{"conform", "--min-cases", "0", "--lib", "x.so"}, "--min-cases 0: expected at least 1"},
+		{[]string{"conform", "--cases", "4", "--budget", "1m", "--lib", "x.so"}, "--cases 4 and --budget 1m0s: expected one of them"},
+		{[]string{"conform", "--cases", "-2", "--lib", "x.so"}, "--cases -2: expected a count ≥ 0"},
+		{[]string{"conform", "--shard", "0/2", "--lib", "x.so"}, "expected --cases N beside it"},
+		{[]string{"conform", "--cases", "4", "--shard", "2/2", "--lib", "x.so"}, "expected i/n with 0 ≤ i < n"},
+		{[]string{"conform", "--cases", "4", "--shard", "x", "--lib", "x.so"}, "expected i/n with 0 ≤ i < n"},
+		{[]string{"merge", dir}, "expected OUT and at least one SHARD_DIR"},
+		{[]string{"merge", dir, filepath.Join(dir, "none")}, "shard " + filepath.Join(dir, "none")},
 		{[]string{"conform", "--lib", filepath.Join(dir, "missing.so"), "--out", dir}, "missing.so"},
 		{[]string{"conform", "--isa-only", "--arch", "gfx1100", "--isa-dir", filepath.Join(dir, "none"), "--out", dir}, "make isa"},
 	} {
