@@ -14,7 +14,7 @@ import (
 
 // unitFlags are conform's flags over the battery's units: --list-units prints the plan and runs
 // nothing; --units runs some units of it (a partial certificate, never CERTIFIED). A pytest
-// session (contrib/pytest, docs/conformance.md) lists the units once and runs its shard's.
+// run (contrib/pytest, docs/conformance.md) lists the units once and judges its shard's.
 type unitFlags struct {
 	list  *bool
 	units *string

@@ -31,7 +31,7 @@ def pytest_addoption(parser):
     g.addoption("--octant-args", default="", help="more options of octant conform, as one shell-quoted string "
                                                   "(e.g. \"--budget 2m --fixed 12 --tiers portable\")")
     g.addoption("--octant-out", default=None, help="the directory of conform's certificate and reproducers "
-                                                   "(default: a temporary directory of the session)")
+                                                   "(default: a temporary directory of the pytest run)")
     for name, hlp in (("--shard-id", "this shard's index, 0..num-shards-1"), ("--num-shards", "how many shards")):
         try:
             g.addoption(name, type=int, default=None, help=hlp + " (Octant's units)")
@@ -55,7 +55,7 @@ def _lib(config):
 
 
 def _list_units(config):
-    """The plan's unit names, from octant conform --list-units (once per session)."""
+    """The plan's unit names, from octant conform --list-units (once per pytest run)."""
     cached = getattr(config, "_octant_units", None)
     if cached is not None:
         return cached
@@ -121,7 +121,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 class Run:
-    """One conform run over the session's selected units: each unit's verdict and message."""
+    """One conform run over the selected units: each unit's verdict and message."""
 
     def __init__(self, config, units, out):
         self.units, self.out = units, out
@@ -162,7 +162,7 @@ class Run:
 
 @pytest.fixture(scope="session")
 def octant_run(request, tmp_path_factory):
-    """The session's conform run over every unit still selected (after -k, shards, deselection)."""
+    """The pytest run's one conform run over every unit still selected (after -k, shards, deselection)."""
     units = [u for u in (_unit_of(i) for i in request.session.items) if u is not None]
     out = request.config.getoption("--octant-out") or str(tmp_path_factory.mktemp("octant-conform"))
     return Run(request.config, sorted(set(units), key=units.index), out)
@@ -170,6 +170,6 @@ def octant_run(request, tmp_path_factory):
 
 @pytest.fixture
 def octant_verdict(octant_run, octant_unit):
-    """The unit's (status, message) from the session's conform run."""
+    """The unit's (status, message) from the pytest run's conform run."""
     return octant_run.verdict(octant_unit)
 

@@ -6,7 +6,7 @@ import pytest
 
 
 def test_unit(octant_unit, octant_verdict):
-    """The unit's verdict in the session's conform run: Pass and QualityWarning pass (the warning
+    """The unit's verdict in the pytest run's conform run: Pass and QualityWarning pass (the warning
     shown), NotSupported skips with the reason, Fail fails with the failing cases."""
     status, message = octant_verdict
     if status == "NotSupported":
