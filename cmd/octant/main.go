@@ -22,7 +22,7 @@ var commands = []command{
 	{"bench", "time the decode and prefill tiers of a kernel library on a device", runBench},
 	{"conform", "certify an architecture's kernels against the contract", runConform},
 	{"golden", "verify golden-vector files against the oracle", runGolden},
-	{"merge", "combine the shard certificates of one conform --cases --shard run into its certificate", runMerge},
+	{"merge", "combine the shards of one sharded run (certificates, ...) into its result", runMerge},
 	{"mutate", "build mutant kernel libraries and measure which tests kill them", runMutate},
 	{"replay", "re-run reproducer files against the oracle (and a kernel library: --lib)", runReplay},
 	{"version", "print the suite version", runVersion},
