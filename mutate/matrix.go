@@ -18,6 +18,9 @@ type Row struct {
 	Fuzz         *KillResult `json:"fuzz,omitempty"`    // run when the grid did not kill
 	Control      *Control    `json:"control,omitempty"` // a mutant's kill re-run on the unmutated build
 	Conventional *KillResult `json:"conventional,omitempty"`
+	// NotRun, in a merged matrix, says why the row has no result: its shard was not given to the
+	// merge. Such a row is neither killed nor survived, and never OK.
+	NotRun string `json:"not_run,omitempty"`
 }
 
 // phaseKill reports whether a phase of Octant's (the grid, then fuzzing) failed a test on the
@@ -53,6 +56,9 @@ func (r *Row) Killed() (killed bool, by string, after time.Duration, cases int) 
 // no test passed in any phase (every test skipped, or none ran: a survival or a pass that rests on
 // nothing); else "survived".
 func (r *Row) Outcome() (outcome, detail string) {
+	if r.NotRun != "" {
+		return "not run", r.NotRun
+	}
 	if killed, by, _, _ := r.Killed(); killed {
 		return "killed", by
 	}
@@ -88,7 +94,7 @@ func (r *Row) Outcome() (outcome, detail string) {
 // fails nothing in the conventional suite either (which must run). An error, no evidence or an
 // unconfirmed kill is never OK.
 func (r *Row) OK() bool {
-	if r.Build != "ok" {
+	if r.Build != "ok" || r.NotRun != "" {
 		return false
 	}
 	outcome, _ := r.Outcome()
@@ -105,6 +111,8 @@ func (r *Row) Verdict() string {
 	killed, by, after, _ := r.Killed()
 	outcome, detail := r.Outcome()
 	switch {
+	case r.NotRun != "":
+		return "NOT RUN: " + r.NotRun
 	case r.Build != "ok":
 		return "build failed: " + r.Build
 	case r.ID == 0 && killed:
@@ -127,27 +135,43 @@ func (r *Row) Verdict() string {
 	return "SURVIVED"
 }
 
-// WriteKillMatrix writes kill-matrix.json and kill-matrix.md of the rows to dir.
-func WriteKillMatrix(dir, kind string, rows []*Row) error {
-	j, err := json.MarshalIndent(struct {
-		Kind string `json:"kind"`
-		Date string `json:"date"`
-		Rows []*Row `json:"rows"`
-	}{kind, time.Now().UTC().Format(time.RFC3339), rows}, "", "  ")
+// Matrix is what kill-matrix.json holds: the libraries' kind (and the adapter they are judged
+// through), the date, the run (RunInfo: commit, header digest, list, flags, shard; absent in a
+// matrix written without one) and the rows.
+type Matrix struct {
+	Kind string   `json:"kind"`
+	Date string   `json:"date"`
+	Run  *RunInfo `json:"run,omitempty"`
+	Rows []*Row   `json:"rows"`
+}
+
+// WriteKillMatrix writes kill-matrix.json and kill-matrix.md of m to dir, m.Date set to the time
+// of writing. A shard's matrix says in kill-matrix.md that it is partial.
+func WriteKillMatrix(dir string, m *Matrix) error {
+	m.Date = time.Now().UTC().Format(time.RFC3339)
+	j, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kill-matrix.json"), append(j, '\n'), 0o644); err != nil {
 		return err
 	}
+	kind, rows := m.Kind, m.Rows
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Kill matrix (%s library, %s)\n\n", kind, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	if r := m.Run; r != nil && r.Shard != nil {
+		fmt.Fprintf(&b, "**Partial: shard %s of a %d-entry mutant list** (its %d rows; `octant merge --kind matrix OUT DIR...` combines the %d shards into the matrix of the whole run).\n\n",
+			r.Shard, len(r.List), len(rows), r.Shard.Count)
+	}
+	if r := m.Run; r != nil && len(r.ShardsNotRun) > 0 {
+		fmt.Fprintf(&b, "**Shards not run: %s**: their rows are not run (neither killed nor survived), and the matrix does not pass.\n\n", strings.Join(r.ShardsNotRun, ", "))
+	}
 	b.WriteString("Kills are failed tests (test2json events of the test binaries), never matched text, and each is confirmed on the unmutated build: " +
 		"the killing test, run alone on it, passes there. A row whose killing test does not pass on the unmutated build is unconfirmed, " +
 		"one where a phase could not run is an error, one where no test passed has no evidence.\n\n")
 	b.WriteString("| id | mutant | Octant: killed by | time to kill | cases run | conventional suite |\n| --- | --- | --- | --- | --- | --- |\n")
 	var times []time.Duration
-	mutants, errs, noEvidence, unconfirmed := 0, 0, 0, 0
+	mutants, errs, noEvidence, unconfirmed, notRun := 0, 0, 0, 0, 0
 	for _, r := range rows {
 		if r.ID != 0 {
 			mutants++
@@ -170,6 +194,9 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 		outcome, detail := r.Outcome()
 		cell, t := "**survived**", "-"
 		switch {
+		case r.NotRun != "":
+			cell = "**not run** (" + r.NotRun + ")"
+			notRun++
 		case r.Build != "ok":
 			cell = "build failed: " + r.Build
 		case r.ID == 0 && killed:
@@ -196,9 +223,9 @@ func WriteKillMatrix(dir, kind string, rows []*Row) error {
 		fmt.Fprintf(&b, "\nKilled %d of %d mutants; time to kill median %v, worst %v.\n", len(times), mutants,
 			times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
 	}
-	if errs+noEvidence+unconfirmed > 0 {
+	if errs+noEvidence+unconfirmed+notRun > 0 {
 		fmt.Fprintf(&b, "\nNeither killed nor survived: %d with an error (a phase could not run), %d with no evidence (no test passed), "+
-			"%d unconfirmed (the killing test does not pass on the unmutated build).\n", errs, noEvidence, unconfirmed)
+			"%d unconfirmed (the killing test does not pass on the unmutated build), %d not run (their shard not merged).\n", errs, noEvidence, unconfirmed, notRun)
 	}
 	return os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(b.String()), 0o644)
 }

@@ -28,6 +28,9 @@ type Config struct {
 	// absolute path (ThroughPlaceholder): the judges reach every mutant, and the control, through
 	// that adapter (docs/adapters.md) instead of loading the library themselves.
 	Through string
+	// Info, when set, is written into the kill matrix (RunInfo: commit, header digest, the whole
+	// list, the flags, the shard), so that shards of one run can be merged and others refused.
+	Info *RunInfo
 }
 
 // kindThrough names the libraries as the kill matrix does: the kind, and the adapter spec they
@@ -158,11 +161,11 @@ func Run(cfg Config, todo []Mutant, stdout, stderr io.Writer) ([]*Row, error) {
 		}
 		fmt.Fprintln(stdout, row.Verdict())
 		// Written after every mutant, so a run stopped early still leaves its matrix.
-		if err := WriteKillMatrix(cfg.Out, cfg.kindThrough(), rows); err != nil {
+		if err := WriteKillMatrix(cfg.Out, &Matrix{Kind: cfg.kindThrough(), Run: cfg.Info, Rows: rows}); err != nil {
 			return rows, err
 		}
 	}
-	return rows, WriteKillMatrix(cfg.Out, cfg.kindThrough(), rows)
+	return rows, WriteKillMatrix(cfg.Out, &Matrix{Kind: cfg.kindThrough(), Run: cfg.Info, Rows: rows})
 }
 
 // buildAll builds the libraries of todo, cfg.Jobs at a time (nvcc compiles one mutant on one

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/octant-kv/octant/conformance"
+	"github.com/octant-kv/octant/internal/provenance"
 	"github.com/octant-kv/octant/mutate"
 )
 
@@ -27,9 +29,10 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	conventional := fs.Bool("conventional", true, "also run the conventional suite (upstream-shaped tests only) on each mutant")
 	header := fs.String("header", "csrc/include/octave_mutant.h", "the mutant ids")
 	jobs := fs.Int("jobs", 4, "mutant libraries built at once before the runs")
+	shardFlag := fs.String("shard", "", "i/n: run only part i of n of the selected mutant list (entries k with k mod n = i; the control is built in every shard); octant merge --kind matrix combines the n kill matrices")
 	through := fs.String("through", "", "judge every library through this adapter spec, {lib} standing for the library's path (e.g. 'torch:/abs/vllm_ops.py?ext=/abs/ext.so&lib={lib}'; docs/adapters.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: octant mutate (--all | --only ID,...) [--kind cuda|emu] [--budget-per-mutant 75s] [--out DIR]
+		fmt.Fprintln(stderr, `usage: octant mutate (--all | --only ID,...) [--kind cuda|emu] [--budget-per-mutant 75s] [--shard i/n] [--out DIR]
 
 Builds each mutant library (corpus/mutants.md; make <kind>-mutant MUTANT=<id>) and the unmutated
 one, runs the kernel grid and then the GPU fuzz targets until the mutant is killed or its budget
@@ -48,6 +51,9 @@ error, and a row on which no test passed (all skipped, or none ran) has no evide
 these is a kill or a pass.
 --through SPEC judges every library (the control too) through an adapter instead of loading it:
 SPEC is a worker spec with {lib} where the library's path goes (docs/adapters.md).
+--shard i/n runs the entries k of the selected list with k mod n = i, and the control beside them;
+its kill matrix is partial and names the shard, the whole list, the commit, the header's sha256 and
+the flags that change verdicts; octant merge --kind matrix OUT DIR... combines the n shards.
 Exit 0 when every mutant is killed and the unmutated build passes with evidence, 1 otherwise
 (a survivor, an unconfirmed kill, an error, no evidence), 2 on usage errors.`)
 		fs.PrintDefaults()
@@ -95,14 +101,36 @@ Exit 0 when every mutant is killed and the unmutated build passes with evidence,
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
 		return 2
 	}
+	var shard *mutate.Shard
+	if *shardFlag != "" {
+		s, err := conformance.ParseShard(*shardFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant mutate: %v\n", err)
+			return 2
+		}
+		shard = &mutate.Shard{Index: s.Index, Count: s.Count}
+	}
+	headerSHA, err := provenance.FileSHA256(*header)
+	if err != nil {
+		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
+		return 2
+	}
 	cfg := mutate.Config{Kind: *kind, Budget: *budget, Bin: *bin, Out: *out, Full: *full, Conventional: *conventional, Jobs: *jobs, Through: *through}
 	todo := mutate.Select(ms, sel)
+	cfg.Info = &mutate.RunInfo{Commit: provenance.Revision(), Header: *header, HeaderSHA: headerSHA, List: todo, Flags: cfg.VerdictFlags(), Shard: shard}
+	if shard != nil {
+		todo = mutate.ShardOf(todo, *shard)
+	}
 	if !*all && sel == nil {
 		fmt.Fprintf(stderr, "octant mutate: nothing selected. --all would build %s%s.\n", mutate.Plan(cfg, todo), kindWhy)
 		fmt.Fprintf(stderr, "octant mutate: start it with --all, or choose mutants with --only ID,... (0 = the unmutated build; ids in %s)\n", *header)
 		return 2
 	}
-	fmt.Fprintf(stdout, "mutate: %s%s\n", mutate.Plan(cfg, todo), kindWhy)
+	shardWhy := ""
+	if shard != nil {
+		shardWhy = fmt.Sprintf(" (shard %s of a %d-entry list: a partial kill matrix)", shard, len(cfg.Info.List))
+	}
+	fmt.Fprintf(stdout, "mutate: %s%s%s\n", mutate.Plan(cfg, todo), kindWhy, shardWhy)
 	rows, err := mutate.Run(cfg, todo, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "octant mutate: %v\n", err)
