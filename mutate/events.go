@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -206,4 +207,19 @@ func Decide(events []Event, name string, exitErr error, stopped bool) KillResult
 		t.add(e)
 	}
 	return t.finish(name, exitErr, stopped)
+}
+
+// ReadFramed decodes the output of a Go test binary run with -test.v=test2json into test events,
+// as `go test -json` has them (the framing lines become run, pass, fail and skip events, every
+// other line an output event of the test running), for callers that run a prebuilt test binary
+// and want all of its events rather than a kill.
+func ReadFramed(r io.Reader) ([]Event, error) {
+	var out []Event
+	f := &framer{emit: func(e Event) { out = append(out, e) }}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		f.line(sc.Text())
+	}
+	return out, sc.Err()
 }

@@ -24,6 +24,7 @@ var commands = []command{
 	{"golden", "verify golden-vector files against the oracle", runGolden},
 	{"merge", "combine the shards of one sharded run (certificates, ...) into its result", runMerge},
 	{"mutate", "build mutant kernel libraries and measure which tests kill them", runMutate},
+	{"props", "run one shard of a seeded property campaign (disjoint rapid seeds per shard)", runProps},
 	{"replay", "re-run reproducer files against the oracle (and a kernel library: --lib)", runReplay},
 	{"version", "print the suite version", runVersion},
 }

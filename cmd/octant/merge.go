@@ -25,6 +25,7 @@ type mergeKind struct {
 // marker the first shard directory holds.
 var mergeKinds = map[string]mergeKind{
 	"certificate": {"certificate.json", "shard certificates of one `octant conform --cases N --shard i/n` run", mergeCertificates},
+	"campaign":    {"campaign.json", "shard campaigns of one `octant props --shard i/n` seeded property campaign", mergeCampaignShards},
 	"matrix":      {"kill-matrix.json", "shard kill matrices of one `octant mutate --shard i/n` run", mergeMatrices},
 }
 
