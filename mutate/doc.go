@@ -45,6 +45,13 @@
 //     (kill-matrix.md and kill-matrix.json, [WriteKillMatrix]; the JSON has each row's control
 //     run) is written after every row, so a run stopped early leaves one; logs go to <Out>/logs
 //     (a mutant's control run in that mutant's log, after a "== control:" line).
+//   - A run can be split into shards ([Shard], [ShardOf]): entry k of its list in shard k mod n, a
+//     rule that depends only on the list; each shard builds and runs its own control. With
+//     [Config].Info set, the kill matrix records the run ([RunInfo]: commit, the header's sha256,
+//     the whole list, the verdict flags, the shard), and kill-matrix.md says a shard's matrix is
+//     partial. [MergeMatrices] combines the shards' matrices ([ReadMatrix]) into the unsharded
+//     run's, refusing shards of other runs, doubled shards and cut files; a missing shard's rows
+//     are not run ([Row].NotRun), never killed, survived or OK.
 //   - [Plan] says in one line what a run will do before it starts: a full run builds and tests
 //     every mutant and takes long, so the command asks for --all or --only.
 package mutate

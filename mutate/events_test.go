@@ -185,3 +185,27 @@ func TestRunUntilFailStructured(t *testing.T) {
 		t.Errorf("budget: %+v: expected stopped at the budget, neither a kill nor an error", r)
 	}
 }
+
+// TestReadFramed: a test binary's -test.v=test2json output read into events: framing lines
+// become run, pass, fail and skip events of their tests, other lines output of the test running
+// (text that looks like a result but carries no marker stays output).
+func TestReadFramed(t *testing.T) {
+	in := "\x16=== RUN   TestA\n    a_test.go:3: --- FAIL: TestFake\n\x16--- PASS: TestA (0.00s)\n\x16=== RUN   TestB\n\x16=== RUN   TestB/x\n    -rapid.seed=5\n\x16    --- FAIL: TestB/x (0.00s)\n\x16--- FAIL: TestB (0.00s)\n\x16=== RUN   TestC\n\x16--- SKIP: TestC (0.00s)\n\x16FAIL\n"
+	events, err := ReadFramed(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		if e.Action == "output" {
+			got = append(got, e.Test+":"+strings.TrimSpace(e.Output))
+			continue
+		}
+		got = append(got, e.Action+" "+e.Test)
+	}
+	want := []string{"run TestA", "TestA:a_test.go:3: --- FAIL: TestFake", "pass TestA", "run TestB", "run TestB/x", "TestB/x:-rapid.seed=5",
+		"fail TestB/x", "fail TestB", "run TestC", "skip TestC", ":FAIL"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events\n%q\nwant\n%q", got, want)
+	}
+}
