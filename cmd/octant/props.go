@@ -16,6 +16,7 @@ import (
 
 	"github.com/octant-kv/octant/conformance"
 	"github.com/octant-kv/octant/internal/provenance"
+	"github.com/octant-kv/octant/internal/settings"
 	"github.com/octant-kv/octant/mutate"
 )
 
@@ -85,14 +86,14 @@ Exit 0 when no test failed and some passed, 1 otherwise, 2 usage error.`)
 			return 2
 		}
 		c.Library = abs
-		env = append(env, "OCTANT_LIB="+abs)
+		env = append(env, settings.LibEnv+"="+abs)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "octant props: %v\n", err)
 		return 2
 	}
 	absOut, _ := filepath.Abs(*out)
-	env = append(env, "OCTANT_REGRESSIONS="+filepath.Join(absOut, "regressions"), "OCTANT_REPLAY_CMD=bin/octant replay")
+	env = append(env, settings.RegressionsEnv+"="+filepath.Join(absOut, "regressions"), settings.ReplayCmdEnv+"=bin/octant replay")
 	fmt.Fprintf(stdout, "props: shard %s, checks %d per property, seeds %d..%d (-rapid.seed=%d), tests %s\n", s, *checks, rng.First, rng.Last, rng.First, *run)
 	events, from, runErr := propsEvents(*bin, *run, *checks, rng.First, env, filepath.Join(*out, "props.log"))
 	c.TestsFrom = from
