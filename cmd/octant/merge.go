@@ -25,6 +25,7 @@ type mergeKind struct {
 // marker the first shard directory holds.
 var mergeKinds = map[string]mergeKind{
 	"certificate": {"certificate.json", "shard certificates of one `octant conform --cases N --shard i/n` run", mergeCertificates},
+	"corpus":      {corpusManifestName, "Go fuzz corpora (FuzzX/ directories), or the shards of one `octant fuzz --devices` run", mergeCorpora},
 }
 
 // runMerge combines the shard results of one sharded run into the result of the unsharded run.
