@@ -103,7 +103,7 @@ func runDevices(fs *flag.FlagSet, ids []string, out, cmdline string, stdout, std
 		go func(i int, id string, r *shardRun) {
 			defer wg.Done()
 			start := time.Now()
-			r.code, r.err = runShardProcess(exe, args, id, r.log, func() {
+			r.code, r.err = runShardProcess(exe, args, "", visibleEnv(id), r.log, func() {
 				mu.Lock()
 				fmt.Fprintf(stdout, "devices: shard %d/%d on device %s started (log %s)\n", i, n, id, r.log)
 				mu.Unlock()
@@ -141,18 +141,24 @@ func runDevices(fs *flag.FlagSet, ids []string, out, cmdline string, stdout, std
 	return mergeCertificates(out, dirs, cmdline, stdout, stderr)
 }
 
-// runShardProcess runs exe with args seeing only device id, its output in logPath, and returns
-// its exit status (-1 and an error when it could not start or was killed by a signal).
-func runShardProcess(exe string, args []string, id, logPath string, started func()) (int, error) {
+// visibleEnv is the environment that shows a process only device id, as its device 0.
+func visibleEnv(id string) []string {
+	return []string{settings.CUDAVisibleEnv + "=" + id, settings.HIPVisibleEnv + "=" + id}
+}
+
+// runShardProcess runs exe with args in dir ("": this one) with env added to this process's
+// environment, its output in logPath, and returns its exit status (-1 and an error when it could
+// not start or was killed by a signal). started is called once it runs.
+func runShardProcess(exe string, args []string, dir string, env []string, logPath string, started func()) (int, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return -1, err
 	}
 	defer log.Close()
 	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), settings.CUDAVisibleEnv+"="+id, settings.HIPVisibleEnv+"="+id)
-	fmt.Fprintf(log, "$ %s=%s %s=%s %s %s\n", settings.CUDAVisibleEnv, id, settings.HIPVisibleEnv, id, exe, strings.Join(args, " "))
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	cmd.Env = append(os.Environ(), env...)
+	fmt.Fprintf(log, "$ %s %s %s\n", strings.Join(env, " "), exe, strings.Join(args, " "))
 	if err := cmd.Start(); err != nil {
 		return -1, fmt.Errorf("not started: %v", err)
 	}
