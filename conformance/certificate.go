@@ -37,9 +37,15 @@ type Certificate struct {
 	BuildInfo string   `json:"build_info,omitempty"`
 	Device    string   `json:"device,omitempty"`
 	Runtime   string   `json:"runtime,omitempty"` // runtime and driver as the library reports them
-	Date      string   `json:"date"`
-	Command   string   `json:"command"`
-	CaseGen   string   `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
+	// VisibleDevices is the device mask the run's process saw (Suite.VisibleDevices); "" when
+	// none was set. It is where a run was, not what was judged: Merge does not compare it.
+	VisibleDevices string `json:"visible_devices,omitempty"`
+	// ShardDevices are a merged certificate's shards' VisibleDevices, one "i/n: mask" per shard
+	// that had one (octant conform --devices: one device per shard).
+	ShardDevices []string `json:"shard_devices,omitempty"`
+	Date         string   `json:"date"`
+	Command      string   `json:"command"`
+	CaseGen      string   `json:"case_generator,omitempty"` // cases.CaseGenVersion: what the seeds mean
 	// KernelSources is the SHA-256 of the suite tree's kernel sources with comments stripped
 	// (provenance.KernelSourceDigest of csrc): what a library built from this tree was built from.
 	// A committed certificate whose digest, ABI or case generator no longer match the tree is
@@ -375,6 +381,12 @@ func (c *Certificate) Report() string {
 	fmt.Fprintf(&b, "- suite: octant %s, commit %s (dirty: %v)\n- kernel sources (csrc, comments stripped): sha256 %s\n- date: %s\n- command: `%s`\n- cases: %s, seed %d, %s\n", c.Suite, c.Commit, c.Dirty, c.KernelSources, c.Date, c.Command, c.CaseGen, c.Seed, c.budgetText())
 	if c.Library != "" {
 		fmt.Fprintf(&b, "- library: %s (sha256 %s, ABI %d; %s)\n- device: %s, runtime %s\n", c.Library, c.LibrarySHA, c.ABI, c.BuildInfo, c.Device, c.Runtime)
+	}
+	if c.VisibleDevices != "" {
+		fmt.Fprintf(&b, "- visible devices: %s\n", c.VisibleDevices)
+	}
+	for _, d := range c.ShardDevices {
+		fmt.Fprintf(&b, "- shard %s\n", d)
 	}
 	if a := c.Adapter; a != nil {
 		fmt.Fprintf(&b, "- adapter (%s mode): %s, sha256 %s\n", a.Mode, a.File, a.SHA256)

@@ -18,6 +18,10 @@ import (
 type Suite struct {
 	Version string // octant version
 	Command string // the command line, for the record
+	// VisibleDevices is the device mask the process ran under (settings.VisibleDevices:
+	// "CUDA_VISIBLE_DEVICES=2, HIP_VISIBLE_DEVICES=2"; "" when none is set), recorded so that the
+	// shards of `octant conform --devices` show one device each.
+	VisibleDevices string
 }
 
 // newCertificate starts a certificate with the suite's identity, the commit it was built from,
@@ -25,7 +29,7 @@ type Suite struct {
 func newCertificate(s Suite, mode string, a arch.Arch) *Certificate {
 	commit, dirty := provenance.SuiteCommit()
 	c := &Certificate{Schema: SchemaVersion, Suite: s.Version, Commit: commit, Dirty: dirty, Mode: mode, Arch: a.Name,
-		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, CaseGen: cases.CaseGenVersion, Missing: a.Missing()}
+		Date: time.Now().UTC().Format(time.RFC3339), Command: s.Command, VisibleDevices: s.VisibleDevices, CaseGen: cases.CaseGenVersion, Missing: a.Missing()}
 	if root, err := provenance.ModuleRoot(); err == nil {
 		c.KernelSources, _ = provenance.KernelSourceDigest(filepath.Join(root, "csrc"))
 	}

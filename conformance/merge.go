@@ -118,10 +118,13 @@ func Merge(files []ShardFile, command string) (*Certificate, error) {
 	c := *base.Cert
 	c.Shard, c.Command, c.Date, c.TooFew = nil, command, time.Now().UTC().Format(time.RFC3339), nil
 	c.Cases = slices.Clone(base.Cert.Cases[:base.Cert.Shard.Static])
-	c.ShardsNotRun = nil
+	c.ShardsNotRun, c.VisibleDevices, c.ShardDevices = nil, "", nil
 	for i, f := range byIndex {
-		if f == nil {
+		switch {
+		case f == nil:
 			c.ShardsNotRun = append(c.ShardsNotRun, Shard{Index: i, Count: n}.String())
+		case f.Cert.VisibleDevices != "":
+			c.ShardDevices = append(c.ShardDevices, fmt.Sprintf("%s: %s", f.Cert.Shard, f.Cert.VisibleDevices))
 		}
 	}
 	total := base.Cert.Shard.Total

@@ -12,6 +12,7 @@ import (
 	"github.com/octant-kv/octant/arch"
 	"github.com/octant-kv/octant/conformance"
 	"github.com/octant-kv/octant/harness"
+	"github.com/octant-kv/octant/internal/settings"
 )
 
 // runConform certifies an architecture's kernels against the contract (package conformance):
@@ -31,10 +32,11 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 	isaDir := fs.String("isa-dir", "build/isa", "disassemblies for --isa-only (make isa)")
 	cases := fs.Int("cases", -1, "random cases per op and tier after the fixed ones, instead of --budget: the run's work is then the same on any machine (not with --budget)")
 	shardFlag := fs.String("shard", "", "i/n: judge only part i of n of a --cases run's case list (a partial certificate; octant merge combines the n shards)")
+	devices := fs.String("devices", "", "comma-separated GPU ids (0,1,2,3): one --shard i/n process per device, each seeing only its device (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES), merged into --out (needs --cases; not with --shard)")
 	uf := addUnitFlags(fs)
 	caseTimeout := fs.Duration("case-timeout", 10*time.Minute, "watchdog: a case still running after this is hung in the library: its reproducer is written and conform exits 3 (0: no watchdog)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m | --cases N [--shard i/n]] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error, 3 a case hung in the library (--case-timeout),\n130 interrupted (no certificate).")
+		fmt.Fprintln(stderr, "usage: octant conform --lib PATH [--arch auto|NAME] [--budget 10m | --cases N [--shard i/n | --devices 0,1,...]] [--seed N] [--min-cases 32] [--out DIR]\n       octant conform --lib PATH --arch gfx1100 [--isa-dir build/isa] ...   (on a model: see below)\n       octant conform --isa-only --arch gfx1100|gfx942 [--out DIR]\n\nRuns the conformance battery (docs/conformance.md) and writes certificate.json, report.md and\njunit.xml. With --arch naming another architecture than the library's device, and a library that\nruns that architecture's native tiers on a model of its instructions (the emulator and CUDA builds\nrun gfx1100's WMMA tier as \"wmma-model\"), it certifies that architecture on the model plus its\ncode objects (make isa). Exit 0 certified, 1 not certified (a static check never certifies:\nnothing runs), 2 usage or environment error, 3 a case hung in the library (--case-timeout),\n130 interrupted (no certificate).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +63,20 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: --cases %d: expected a count ≥ 0\n", *cases)
 		return 2
 	}
+	devicesSet := false
+	fs.Visit(func(f *flag.Flag) { devicesSet = devicesSet || f.Name == "devices" })
+	if devicesSet {
+		if *cases < 0 || *shardFlag != "" || *isaOnly || *uf.list {
+			fmt.Fprintf(stderr, "octant conform: --devices %s: expected --cases N beside it and no --shard, --isa-only or --list-units (it runs the shards of a runtime certificate itself: one per device)\n", *devices)
+			return 2
+		}
+		ids, err := parseDevices(*devices)
+		if err != nil {
+			fmt.Fprintf(stderr, "octant conform: %v\n", err)
+			return 2
+		}
+		return runDevices(fs, ids, *out, "octant conform "+strings.Join(args, " "), stdout, stderr)
+	}
 	var shard *conformance.Shard
 	if *shardFlag != "" {
 		if *cases < 0 {
@@ -83,7 +99,12 @@ func runConform(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "octant conform: --min-cases %d: expected at least 1 (a certificate never rests on an op and tier that ran no case)\n", *minCases)
 		return 2
 	}
-	suite := conformance.Suite{Version: Version, Command: "octant conform " + strings.Join(args, " ")}
+	env, err := settings.FromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "octant conform: %v\n", err)
+		return 2
+	}
+	suite := conformance.Suite{Version: Version, Command: "octant conform " + strings.Join(args, " "), VisibleDevices: env.VisibleDevices}
 	if *isaOnly {
 		if *archName == "auto" || *lib != "" {
 			fmt.Fprintln(stderr, "octant conform: --isa-only needs --arch gfx1100 or gfx942 and no --lib")
@@ -194,6 +215,9 @@ func writeCertificate(cmd string, cert *conformance.Certificate, out string, std
 	}
 	for _, m := range cert.ShardsNotRun {
 		fmt.Fprintf(stdout, "shard not run: %s\n", m)
+	}
+	for _, m := range cert.ShardDevices {
+		fmt.Fprintf(stdout, "shard device: %s\n", m)
 	}
 	fmt.Fprintf(stdout, "%s: %s (%s): %s; %d cases, worst status %s; %s/certificate.json, report.md, junit.xml\n",
 		cmd, cert.Arch, cert.Mode, cert.Verdict(), len(cert.Cases), cert.Status, out)

@@ -21,6 +21,7 @@ type command struct {
 var commands = []command{
 	{"bench", "time the decode and prefill tiers of a kernel library on a device", runBench},
 	{"conform", "certify an architecture's kernels against the contract", runConform},
+	{"fuzz", "run one coverage-guided Go fuzzer per GPU (--devices) and merge their corpora", runFuzz},
 	{"golden", "verify golden-vector files against the oracle", runGolden},
 	{"merge", "combine the shards of one sharded run (certificates, ...) into its result", runMerge},
 	{"mutate", "build mutant kernel libraries and measure which tests kill them", runMutate},

@@ -27,6 +27,7 @@ var mergeKinds = map[string]mergeKind{
 	"certificate": {"certificate.json", "shard certificates of one `octant conform --cases N --shard i/n` run", mergeCertificates},
 	"campaign":    {"campaign.json", "shard campaigns of one `octant props --shard i/n` seeded property campaign", mergeCampaignShards},
 	"matrix":      {"kill-matrix.json", "shard kill matrices of one `octant mutate --shard i/n` run", mergeMatrices},
+	"corpus":      {corpusManifestName, "Go fuzz corpora (FuzzX/ directories), or the shards of one `octant fuzz --devices` run", mergeCorpora},
 }
 
 // runMerge combines the shard results of one sharded run into the result of the unsharded run.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/octant-kv/octant/arch"
@@ -46,6 +47,11 @@ const (
 	// WorkerTimeoutEnv is how long a worker may take over one request before it counts as hung
 	// and is killed (a Go duration).
 	WorkerTimeoutEnv = "OCTANT_WORKER_TIMEOUT"
+	// CUDAVisibleEnv and HIPVisibleEnv are the GPU runtimes' device masks: Octant does not
+	// interpret them (the runtimes do), it records them in a certificate so that a reviewer sees
+	// which device a shard of `octant conform --devices` ran on.
+	CUDAVisibleEnv = "CUDA_VISIBLE_DEVICES"
+	HIPVisibleEnv  = "HIP_VISIBLE_DEVICES"
 )
 
 // Defaults when a variable is unset.
@@ -70,6 +76,9 @@ type Settings struct {
 	Golden         string        // GoldenEnv; "" when unset (the test looks for the directory)
 	Python         string        // PythonEnv; DefaultPython when unset
 	WorkerTimeout  time.Duration // WorkerTimeoutEnv; DefaultWorkerTimeout when unset
+	// VisibleDevices is CUDAVisibleEnv and HIPVisibleEnv as "NAME=value" for each one set,
+	// joined by ", "; "" when neither is set.
+	VisibleDevices string
 }
 
 // FromEnv reads the settings from the process environment.
@@ -80,6 +89,13 @@ func Parse(lookup func(string) (string, bool)) (Settings, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	s := Settings{Lib: get(LibEnv), ReplayCmd: get(ReplayCmdEnv), Progress: DefaultProgress,
 		HIPLib: get(HIPLibEnv), Golden: get(GoldenEnv), Python: DefaultPython, WorkerTimeout: DefaultWorkerTimeout}
+	var vis []string
+	for _, k := range []string{CUDAVisibleEnv, HIPVisibleEnv} {
+		if v, ok := lookup(k); ok {
+			vis = append(vis, k+"="+v)
+		}
+	}
+	s.VisibleDevices = strings.Join(vis, ", ")
 	if v := get(PythonEnv); v != "" {
 		s.Python = v
 	}

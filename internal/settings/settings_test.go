@@ -17,13 +17,15 @@ func lookup(env map[string]string) func(string) (string, bool) {
 func TestParse(t *testing.T) {
 	got, err := Parse(lookup(map[string]string{LibEnv: "build/liboctave_emu.so", TiersEnv: "portable, wmma-model",
 		ReplayCmdEnv: "bin/octant replay", RegressionsEnv: "off", DecodeWorkersEnv: "8", ProgressEnv: "2m",
-		HIPLibEnv: "/opt/octant/liboctave_hip.so", GoldenEnv: "corpus/golden/upstream", PythonEnv: "/usr/bin/python3", WorkerTimeoutEnv: "90s"}))
+		HIPLibEnv: "/opt/octant/liboctave_hip.so", GoldenEnv: "corpus/golden/upstream", PythonEnv: "/usr/bin/python3", WorkerTimeoutEnv: "90s",
+		CUDAVisibleEnv: "2", HIPVisibleEnv: "3"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Settings{Lib: "build/liboctave_emu.so", Tiers: []arch.TierName{arch.Portable, arch.WMMA.Model()}, ReplayCmd: "bin/octant replay",
 		Regressions: "off", RegressionsSet: true, DecodeWorkers: 8, Progress: 2 * time.Minute,
-		HIPLib: "/opt/octant/liboctave_hip.so", Golden: "corpus/golden/upstream", Python: "/usr/bin/python3", WorkerTimeout: 90 * time.Second}
+		HIPLib: "/opt/octant/liboctave_hip.so", Golden: "corpus/golden/upstream", Python: "/usr/bin/python3", WorkerTimeout: 90 * time.Second,
+		VisibleDevices: "CUDA_VISIBLE_DEVICES=2, HIP_VISIBLE_DEVICES=3"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Parse (-want +got):\n%s", d)
 	}
@@ -32,8 +34,11 @@ func TestParse(t *testing.T) {
 	}
 	def, err := Parse(lookup(nil))
 	if err != nil || def.Progress != DefaultProgress || def.DecodeWorkers != 0 || def.RegressionsSet || def.NoReproducers() || def.Tiers != nil ||
-		def.Lib != "" || def.HIPLib != "" || def.Golden != "" || def.Python != DefaultPython || def.WorkerTimeout != DefaultWorkerTimeout {
+		def.Lib != "" || def.HIPLib != "" || def.Golden != "" || def.Python != DefaultPython || def.WorkerTimeout != DefaultWorkerTimeout || def.VisibleDevices != "" {
 		t.Errorf("unset: %+v, %v", def, err)
+	}
+	if p, _ := Parse(lookup(map[string]string{HIPVisibleEnv: ""})); p.VisibleDevices != "HIP_VISIBLE_DEVICES=" {
+		t.Errorf("%s set empty (no device visible): VisibleDevices %q, expected it recorded", HIPVisibleEnv, p.VisibleDevices)
 	}
 	if p, _ := Parse(lookup(map[string]string{ProgressEnv: "off"})); p.Progress != 0 {
 		t.Errorf("%s=off: progress %v, expected 0", ProgressEnv, p.Progress)
