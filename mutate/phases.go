@@ -117,6 +117,11 @@ func Build(kind string, id int, log io.Writer) (string, error) {
 		args = []string{kind + "-mutant", fmt.Sprintf("MUTANT=%d", id)}
 		lib = filepath.Join("build", "mutants", fmt.Sprintf("liboctave_%s_m%d.so", kind, id))
 	}
+	unlock, err := lockBuild(kind, id)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	cmd := exec.Command("make", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
