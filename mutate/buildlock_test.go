@@ -3,7 +3,6 @@
 package mutate
 
 import (
-	"os"
 	"testing"
 	"time"
 )
@@ -11,9 +10,7 @@ import (
 // TestLockBuildExcludes: a second build of the same library waits for the first's unlock; another
 // library's build does not.
 func TestLockBuildExcludes(t *testing.T) {
-	wd, _ := os.Getwd()
 	t.Chdir(t.TempDir())
-	defer os.Chdir(wd)
 	unlock, err := lockBuild("emu", 0)
 	if err != nil {
 		t.Fatal(err)
