@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -45,6 +46,9 @@ func TestK8sRunScript(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "k8s/run.sh")
 			cmd.WaitDelay = 5 * time.Second
+			// On the timeout, end run.sh's process group: its $(...) subshells too.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 			cmd.Env = append(os.Environ(), "KUBECTL="+filepath.Join(dir, "kubectl")+" -n gpu", "POLL=0",
 				"FAKE_KUBECTL_LOG="+log, "FAKE_KUBECTL_DIR="+dir)
 			out, _ := cmd.CombinedOutput()

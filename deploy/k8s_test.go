@@ -136,6 +136,14 @@ func TestK8sManifests(t *testing.T) {
 		t.Fatalf("shards-job.yaml: completions %s, parallelism %s: expected both set, equal, >= 1 (one pod per shard, all at once)", deref(s.Completions), deref(s.Parallelism))
 	}
 	n := int(*s.Completions)
+	// The API server refuses a FailIndex rule without backoffLimitPerIndex.
+	if pf := s.PodFailurePolicy; pf != nil {
+		for _, r := range pf.Rules {
+			if r.Action == batchv1.PodFailurePolicyActionFailIndex && s.BackoffLimitPerIndex == nil {
+				t.Errorf("shards-job.yaml: podFailurePolicy action FailIndex without backoffLimitPerIndex (the API server refuses it)")
+			}
+		}
+	}
 	if s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("shards-job.yaml: restartPolicy %q, expected Never (a failed shard is the Job's to judge, not restarted in place)", s.Template.Spec.RestartPolicy)
 	}
