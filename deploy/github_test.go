@@ -3,6 +3,7 @@ package deploy
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +128,57 @@ func TestGitHubWorkflowShape(t *testing.T) {
 	}
 	if s := steps("merge"); !strings.Contains(s, "actions/download-artifact") || !strings.Contains(s, "octant-shard-*") || !strings.Contains(s, "deploy/merge-shards.sh") {
 		t.Errorf("merge job steps: expected a download of octant-shard-* and deploy/merge-shards.sh:\n%s", s)
+	}
+}
+
+// TestGitHubMergeStep runs the merge job's "octant merge" step as the runner would (bash -e, in
+// the checkout, after the download of octant-shard-* into artifacts/) with shards 0, 1 and 3 of 4
+// downloaded and a stub bin/octant: the shards must reach octant merge as shards/0, shards/1,
+// shards/3 and shard 2 be reported not run.
+func TestGitHubMergeStep(t *testing.T) {
+	b, err := os.ReadFile("github/octant-shards.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Name string            `yaml:"name"`
+				Env  map[string]string `yaml:"env"`
+				Run  string            `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatal(err)
+	}
+	script := ""
+	for _, s := range wf.Jobs["merge"].Steps {
+		if s.Name == "octant merge" {
+			script = s.Run
+		}
+	}
+	if script == "" {
+		t.Fatal(`merge job: no step named "octant merge"`)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"bin", "deploy", "artifacts/octant-shard-0", "artifacts/octant-shard-1", "artifacts/octant-shard-3"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	for _, i := range []string{"0", "1", "3"} {
+		os.WriteFile(filepath.Join(dir, "artifacts/octant-shard-"+i, "certificate.json"), []byte("{}"), 0o644)
+	}
+	ms, _ := os.ReadFile("merge-shards.sh")
+	os.WriteFile(filepath.Join(dir, "deploy/merge-shards.sh"), ms, 0o755)
+	os.WriteFile(filepath.Join(dir, "bin/octant"), []byte("#!/bin/sh\necho \"octant $*\"\n"), 0o755)
+	cmd := exec.Command("bash", "-e", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SHARDS=4")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("merge step: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "octant merge merged shards/0 shards/1 shards/3\n") || !strings.Contains(string(out), "shard 2/4: no certificate") {
+		t.Errorf("merge step printed %q, expected octant merge merged shards/0 shards/1 shards/3 and shard 2/4 not run", out)
 	}
 }
