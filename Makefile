@@ -247,7 +247,8 @@ pyref-test: $(GOTEST_BIN)
 # cluster, in their own Go module (deploy/go.mod: the Kubernetes API and actionlint modules stay
 # out of Octant's go.mod): the Slurm scripts submitted through a fake sbatch and their 4 shards and
 # merge run on the CPU emulator, the Kubernetes manifests strictly decoded into the API's types,
-# the GitHub Actions workflow through actionlint. About 15 s on 2 cores.
+# the GitHub Actions workflow through actionlint. About 12 s on 2 cores (30 s when the Kubernetes
+# and actionlint packages are not built yet).
 .PHONY: deploy-test
 deploy-test: $(KBUILD)/liboctave_emu.so bin/octant $(GOTEST_BIN)
 	cd deploy && $(GO) vet ./...
