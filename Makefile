@@ -46,7 +46,7 @@ test: $(GOTEST_BIN)
 	$(MAKE) --no-print-directory test-steps GOTEST_SUMMARY=$(abspath $(TEST_SUMMARY)); rc=$$?; \
 	$(GOTEST_BIN) -total $(TEST_SUMMARY) -exit $$rc -since $$start -label "make test"
 
-test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test torch-test pyref-test
+test-steps: fmt-check vet sums isa-log hip emu bin/octant $(GOTEST_BIN) bridge-test torch-test pyref-test deploy-test
 	@OCTANT_HIP_LIB=$(CURDIR)/$(KBUILD)/liboctave_hip.so $(GOTEST) ./...
 	@# the oracle's long rows run on several goroutines (oracle.sweepTokens): under the race detector
 	@# (it needs cgo; the C++ compiler `make emu` uses is there)
@@ -242,6 +242,17 @@ $(PARITY_BIN): $(wildcard internal/cmd/parity/*.go) go.mod
 .PHONY: pyref-test
 pyref-test: $(GOTEST_BIN)
 	@$(GOTEST) -count=1 ./internal/pyref/ -args -pyref.judges
+
+# make deploy-test: the campaign templates (deploy/, docs/campaigns.md) validated without a
+# cluster, in their own Go module (deploy/go.mod: the Kubernetes API and actionlint modules stay
+# out of Octant's go.mod): the Slurm scripts submitted through a fake sbatch and their 4 shards and
+# merge run on the CPU emulator, the Kubernetes manifests strictly decoded into the API's types,
+# the GitHub Actions workflow through actionlint. About 12 s on 2 cores (30 s when the Kubernetes
+# and actionlint packages are not built yet).
+.PHONY: deploy-test
+deploy-test: $(KBUILD)/liboctave_emu.so bin/octant $(GOTEST_BIN)
+	cd deploy && $(GO) vet ./...
+	@cd deploy && $(CURDIR)/$(GOTEST) -count=1 . -args -octant=$(CURDIR)/bin/octant -lib=$(abspath $(KBUILD)/liboctave_emu.so)
 
 # Fuzzing: make fuzz FUZZTIME=30s (mk/fuzz.mk).
 include mk/fuzz.mk
