@@ -62,10 +62,16 @@
 #                     vllm_ops.py (SKIP="conform" leaves the certificates out)
 #   PHASE=adapter-mutate  octant mutate --through the vLLM-schema spec over MUTANTS (decode
 #                     mutants of the portable and WMMA tiers), without fuzzing (BUDGET, 0s)
+#   PHASE=campaign    one host's GPUs as a campaign (issue 41; nvidia-h100-x2 or larger): the MFMA
+#                     model's tests (TestMFMA*) with compute-sanitizer memcheck and racecheck;
+#                     octant conform --fixed CONFORM_FIXED (30) --cases CASES (30) once unsharded and
+#                     once with --devices over every GPU, compared case for case; octant fuzz
+#                     --devices (FuzzDecode, FUZZTIME 60s); octant props, one shard per GPU
+#                     (CHECKS 100), merged; octant mutate, one shard per GPU over MUTANTS, merged
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate|campaign"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -139,6 +145,48 @@ torch_ext() {
 }
 
 case $PHASE in
+campaign)
+  ngpu=$(nvidia-smi -L | wc -l); devs=$(seq -s, 0 $((ngpu - 1)))
+  echo "devices: $devs" | tee -a "$log"
+  skip mfma || for tool in none memcheck racecheck; do
+    step "TestMFMA* ($tool)"
+    pre=""; [ $tool != none ] && pre="compute-sanitizer --tool $tool --error-exitcode 9"
+    (cd grids && OCTANT_LIB=$lib timeout -k 10 300 $pre ../bin/grids.test -test.run 'MFMA' -test.count=1 -test.v) > "$work/mfma-$tool.log" 2>&1
+    echo "exit $?: $(grep -c -- '--- PASS' "$work/mfma-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/mfma-$tool.log") failed, $(grep -c -- '--- SKIP' "$work/mfma-$tool.log") skipped" | tee -a "$log"
+    grep -E -- '--- FAIL|ERROR SUMMARY|^(ok|PASS|FAIL)$' "$work/mfma-$tool.log" | head -5 | cut -c1-300 | tee -a "$log"
+  done
+  flags="--lib $lib --fixed ${CONFORM_FIXED:-30} --cases ${CASES:-30} --seed ${SEED:-7}"
+  for side in one devices; do
+    extra=""; [ $side = devices ] && extra="--devices $devs"
+    step "octant conform $flags $extra"
+    t0=$(date +%s)
+    timeout -k 10 ${CONFORM_TIMEOUT:-240} ./bin/octant conform $flags $extra --out "$work/conform-$side" > "$work/conform-$side.log" 2>&1
+    echo "conform $side exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$log"
+    grep -E 'shard|CERTIFIED' "$work/conform-$side.log" | tail -8 | cut -c1-400 | tee -a "$log"
+  done
+  cp "$work/conform-devices/certificate.json" "$out/certificate-devices.json" 2>/dev/null
+  python3 scripts/certcompare.py "$work/conform-one/certificate.json" "$work/conform-devices/certificate.json" > "$work/certcompare.log" 2>&1 || status=1
+  tail -8 "$work/certcompare.log" | cut -c1-300 | tee -a "$log"
+  step "octant fuzz --devices $devs --target FuzzDecode --fuzztime ${FUZZTIME:-60s}"
+  timeout -k 10 300 ./bin/octant fuzz --devices $devs --target FuzzDecode --fuzztime ${FUZZTIME:-60s} --lib $lib --test-bin bin/fuzz.test \
+    --out "$work/fuzz" > "$work/fuzz.log" 2>&1
+  echo "fuzz exit $?" | tee -a "$log"; tail -8 "$work/fuzz.log" | cut -c1-300 | tee -a "$log"
+  step "octant props, one shard per GPU, --checks ${CHECKS:-100}, merged"
+  for i in $(seq 0 $((ngpu - 1))); do
+    CUDA_VISIBLE_DEVICES=$i timeout -k 10 300 ./bin/octant props --shard $i/$ngpu --seed 5 --checks ${CHECKS:-100} --lib $lib \
+      --bin bin/fuzz-plain.test --out "$work/props-$i" > "$work/props-$i.log" 2>&1 &
+  done; wait
+  ./bin/octant merge "$work/props" $(for i in $(seq 0 $((ngpu - 1))); do echo "$work/props-$i"; done) > "$work/props-merge.log" 2>&1
+  echo "props merge exit $?" | tee -a "$log"; tail -6 "$work/props-merge.log" | cut -c1-300 | tee -a "$log"
+  skip mutate || { step "octant mutate, one shard per GPU, mutants ${MUTANTS:-1,8,12,13}, merged"
+  for i in $(seq 0 $((ngpu - 1))); do
+    CUDA_VISIBLE_DEVICES=$i timeout -k 10 ${MUT_TIMEOUT:-300} ./bin/octant mutate --kind cuda --jobs 8 --only "${MUTANTS:-1,8,12,13}" --shard $i/$ngpu \
+      --budget-per-mutant 0s --conventional=false --out "$work/mutate-$i" > "$work/mutate-$i.log" 2>&1 &
+  done; wait
+  ./bin/octant merge "$work/mutate" $(for i in $(seq 0 $((ngpu - 1))); do echo "$work/mutate-$i"; done) > "$work/mutate-merge.log" 2>&1
+  echo "mutate merge exit $?" | tee -a "$log"; tail -4 "$work/mutate-merge.log" | cut -c1-300 | tee -a "$log"
+  cp "$work/mutate/kill-matrix.md" "$out/kill-matrix-merged.md" 2>/dev/null; }
+  ;;
 adapter)
   torch_ext
   skip conform || for side in direct adapter; do
