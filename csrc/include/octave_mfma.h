@@ -104,6 +104,14 @@ OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH
 //             ([4 waves][64 lanes][4 words]), meet at named barrier 8 + wave (bar.sync with a
 //             count of 64 threads: the two warps only, not the block), read, and meet there again
 //             in done() so that no lane overwrites the slice while the other warp still reads it.
+#if defined(OCT_NV)
+// The NVIDIA exchange's shared buffer, one for every exchange of the workgroup: [4 waves][64][4].
+OCT_DEV uint32_t* oct_mfma_xbuf() {
+  __shared__ uint32_t x[OCT_MFMA_MAX_THREADS * 4];
+  return x;
+}
+#endif
+
 template <int W>
 struct OctMfmaExchange {
   static_assert(W >= 1 && W <= 4, "1..4 words per lane");
@@ -114,12 +122,8 @@ struct OctMfmaExchange {
   OCT_DEV void done() const {}
 #else
   uint32_t* all;
-  OCT_DEV static uint32_t* buffer() {
-    __shared__ uint32_t x[OCT_MFMA_MAX_THREADS * 4];
-    return x;
-  }
   OCT_DEV static void meet() { asm volatile("bar.sync %0, 64;\n" ::"r"(8 + (oct_tid() >> 6)) : "memory"); }
-  OCT_DEV explicit OctMfmaExchange(const uint32_t* mine) : all(buffer() + (oct_tid() >> 6) * 64 * 4) {
+  OCT_DEV explicit OctMfmaExchange(const uint32_t* mine) : all(oct_mfma_xbuf() + (oct_tid() >> 6) * 64 * 4) {
     for (int i = 0; i < W; i++) all[oct_mfma_lane() * 4 + i] = mine[i];
     meet();
   }
