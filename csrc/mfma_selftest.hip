@@ -46,10 +46,14 @@ OCT_DEV void mst_exchange(const OctMfmaSelftestParams& p, int64_t base) {
 #endif
 #endif
 
-// One wave of 64 lanes per problem (workgroup x): the form is wave-uniform.
-OCT_KERNEL(64) void octave_mfma_selftest_kernel(OctMfmaSelftestParams p) {
+// One wave of 64 lanes per problem, four waves a workgroup (problem 4·x + wave), so that the
+// model's exchange runs with several waves of a workgroup at once (on CUDA: each its own named
+// barrier and slice of the shared buffer). The form is uniform; a wave past n returns at once.
+OCT_KERNEL(256) void octave_mfma_selftest_kernel(OctMfmaSelftestParams p) {
 #if OCT_MFMA_BODY
-  const int64_t base = ((int64_t)oct_bid_x() * 64 + oct_mfma_lane()) * 4;
+  const int64_t prob = (int64_t)oct_bid_x() * 4 + (oct_tid() >> 6);
+  if (prob >= p.n) return;
+  const int64_t base = (prob * 64 + oct_mfma_lane()) * 4;
   switch (p.form) {  // the host accepts these only (form 2 on the model's builds)
     case 0: mst_run<0>(p, base); break;
     case 1: mst_run<1>(p, base); break;
@@ -64,6 +68,6 @@ OCT_KERNEL(64) void octave_mfma_selftest_kernel(OctMfmaSelftestParams p) {
 }
 
 hipError_t oct_launch_mfma_selftest(const OctMfmaSelftestParams& p) {
-  OCT_LAUNCH(octave_mfma_selftest_kernel, p.n, 1, 1, 64, p);
+  OCT_LAUNCH(octave_mfma_selftest_kernel, (p.n + 3) / 4, 1, 1, 256, p);
   return oct_launch_status();
 }

@@ -403,7 +403,8 @@ func TestMFMAModel(t *testing.T) {
 // TestMFMAExchange runs the model's 64-lane operand exchange alone (form 2): on CUDA the path
 // where a wave's two warps meet through shared memory and named barriers, on the emulator its
 // 64-fiber exchange. Every lane reads words of lanes in the other warp, its own and (second
-// exchange) another, so a half that reads its own warp's words in place of the other's fails.
+// exchange) another, so a half that reads its own warp's words in place of the other's fails; the
+// problems fill a workgroup of four waves and one of three (each wave its own barrier and buffer).
 func TestMFMAExchange(t *testing.T) {
 	r := newMFMARunner(t)
 	r.skipUnlessMFMA(t)
@@ -418,7 +419,7 @@ func TestMFMAExchange(t *testing.T) {
 		t.Skip("gfx942 runs the instructions: the model's exchange does not exist there (refused as expected)")
 	}
 	rng := rand.New(rand.NewPCG(0x64, 64))
-	const n = 5
+	const n = 7 // two workgroups: four waves, then three
 	regs := make([][3][64][4]uint32, n)
 	for i := range regs {
 		perm := rng.Perm(64)

@@ -104,7 +104,7 @@ typedef struct octave_mfma_selftest_args {
   const uint32_t* c; /* device, [n][64][4] C registers (int32 or f32 bits) */
   uint32_t* d;       /* device, [n][64][4] D registers, written */
   int32_t form;      /* enum octave_mfma_form */
-  int32_t n;         /* problems, 1..65535: one wave of 64 lanes each */
+  int32_t n;         /* problems, 1..65535: one wave of 64 lanes each, four waves a workgroup */
 } octave_mfma_selftest_args; /* 48 bytes */
 
 /* Statuses: INVALID_ARGUMENT (form, n, NULL, struct_size), ALIGNMENT, UNSUPPORTED_TIER (a device
