@@ -208,6 +208,11 @@ func KernelPrefillWMMABF16Variants() []string {
 // instructions.
 const KernelWMMASelftest = "octave_wmma_selftest_kernel"
 
+// KernelMFMASelftest is the MFMA test entry point's kernel (csrc/mfma_selftest.hip, not part of the
+// ABI): one MFMA of each form, so on gfx942 it shows that the builtins become the i8 and f16
+// instructions the mfma tier's kernels are to use. It marks no tier built.
+const KernelMFMASelftest = "octave_mfma_selftest_kernel"
+
 // KernelDecodeVariants are the symbols of the portable decode kernel, one per format and bound on
 // the queries a wave holds (csrc/decode.hip); every one must show the decode pieces.
 func KernelDecodeVariants() []string {
@@ -227,6 +232,7 @@ const (
 	PieceMatrix   = "int8 matrix core" // the native tiers' int8 instruction (prefill's prefix QK)
 	PieceWMMAF16  = "f16 matrix core"  // gfx1100's f16 WMMA with fp32 results (the wmma tier's decode, prefill's P·V and chunk)
 	PieceWMMABF16 = "bf16 matrix core" // gfx1100's bf16 WMMA with fp32 results (the wmma prefill's bf16 chunk)
+	PieceMFMAF16  = "f16 mfma"         // gfx942's f16 MFMA with fp32 results (the mfma tier's P·V)
 )
 
 func portable() Tier {
@@ -302,12 +308,15 @@ var registry = []Arch{
 			{PieceDot4, []string{"v_dot4_i32_i8", "v_dot4c_i32_i8"}},
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
+			{PieceMFMAF16, []string{"v_mfma_f32_16x16x16_f16"}},
 		},
 		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
-		Kernels:     portableNeeds(),
-		Requires:    nativeRequires(MFMA),
+		// The portable kernels, and the MFMA self-test's kernel with both MFMA forms (the mfma
+		// tier's decode and prefill kernels are not built: Missing names them).
+		Kernels:  append(portableNeeds(), KernelNeeds{KernelMFMASelftest, []string{PieceMatrix, PieceMFMAF16}}),
+		Requires: nativeRequires(MFMA),
 	},
 	{
 		Name: "sm_90", Vendor: NVIDIA, Family: "Hopper", WaveSize: 32, LogicalWave: 32,

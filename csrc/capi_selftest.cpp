@@ -3,6 +3,7 @@
 // octave_mma_selftest one mma.sync.
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "octave_host.h"
 #include "octave_selftest.h"
@@ -85,6 +86,39 @@ extern "C" int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftes
   OCT_LAUNCHED(op, "octave_mma_selftest_kernel", oct_launch_mma_selftest(p));
   return OCTAVE_OK;
 #endif
+}
+
+static_assert(sizeof(octave_mfma_selftest_args) == 48 && offsetof(octave_mfma_selftest_args, form) == 40,
+              "octave_mfma_selftest_args layout (grids/mfma_test.go mirrors it)");
+
+extern "C" int32_t octave_mfma_selftest(octave_ctx* ctx, const octave_mfma_selftest_args* in) {
+  const char* op = "mfma_selftest";
+  octave_mfma_selftest_args a;
+  if (int s = oct_args(in, a, op)) return s;
+  if (int s = oct_enter(ctx, op)) return s;
+  if (a.form < OCTAVE_MFMA_I32_16X16X32_I8 || a.form > OCTAVE_MFMA_EXCHANGE)
+    return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
+                    "%s: form = %d, expected 0 (i32 <- i8, 16x16x32), 1 (f32 <- f16, 16x16x16) or 2 (the model's "
+                    "exchange)",
+                    op, a.form);
+  if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
+  if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;
+#if defined(OCT_AMD)
+  // gfx942 runs the instructions (and has no model, so no exchange); gfx1100 has no MFMA.
+  if (strcmp(ctx->arch, "gfx942") != 0)
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                    "%s: %s has no MFMA (gfx942 runs the instructions; the emulator and CUDA builds run the model)", op,
+                    ctx->arch);
+  if (a.form == OCTAVE_MFMA_EXCHANGE)
+    return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER,
+                    "%s: form 2 (the model's exchange) exists on the emulator and CUDA builds only; %s runs the "
+                    "instructions",
+                    op, ctx->arch);
+#endif
+  OctMfmaSelftestParams p;
+  p.a = a.a, p.b = a.b, p.c = a.c, p.d = a.d, p.form = a.form, p.n = a.n;
+  OCT_LAUNCHED(op, "octave_mfma_selftest_kernel", oct_launch_mfma_selftest(p));
+  return OCTAVE_OK;
 }
 
 extern "C" int32_t octave_blockdiv_selftest(int32_t block_size, const uint32_t* t, uint32_t* q, int64_t n) {

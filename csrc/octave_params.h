@@ -119,6 +119,15 @@ struct OctWmmaSelftestParams {
   int32_t form, flags, n, pad;
 };
 
+// octave_mfma_selftest (octave_selftest.h, tests only): raw per-lane registers in and out.
+struct OctMfmaSelftestParams {
+  const uint32_t* a;
+  const uint32_t* b;
+  const uint32_t* c;
+  uint32_t* d;
+  int32_t form, n;
+};
+
 // octave_mma_selftest (octave_selftest.h, tests only): raw per-lane registers in and out.
 struct OctMmaSelftestParams {
   const uint32_t* a;
@@ -146,6 +155,7 @@ hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the 
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_mma_selftest(const OctMmaSelftestParams& p);
+hipError_t oct_launch_mfma_selftest(const OctMfmaSelftestParams& p);
 hipError_t oct_launch_reduce(const OctReduceParams& p);
 hipError_t oct_launch_prefill(const OctPrefillParams& p);
 hipError_t oct_launch_prefill_wmma(const OctPrefillParams& p);  // the WMMA tier (prefill_wmma.hip)

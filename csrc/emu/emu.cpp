@@ -58,6 +58,7 @@ struct Fiber {
   unsigned* wait_gen = nullptr;  // generation counter being waited on
   unsigned wait_val = 0;
   unsigned xgen = 0;  // exchanges this thread has made (oct_emu_wave_exchange's buffer parity)
+  unsigned xgen64 = 0;  // the same for oct_emu_wave64_exchange
 };
 
 struct Barrier {
@@ -74,9 +75,18 @@ struct Wave {
   uint32_t xbuf[2][32 * 16];
 };
 
+// A hardware wave of 64 lanes (threads 64w..64w+63 of the workgroup: two 32-lane waves), met by
+// oct_emu_wave64_exchange only. Its two exchange buffers live in g_x64 (not zeroed per workgroup:
+// every lane writes its words before any lane reads them).
+struct Wave64 {
+  Barrier bar;
+};
+constexpr int kX64Words = 8;  // words per lane of one oct_emu_wave64_exchange, at most
+
 struct Emu {
   std::vector<Fiber> fibers;
   std::vector<Wave> waves;
+  std::vector<Wave64> waves64;
   Barrier block;
   int cur = -1;
   int bid[3] = {0, 0, 0};
@@ -126,6 +136,9 @@ extern "C" void oct_emu_fiber_entry() {
   Wave& w = e->waves[f.tid / 32];
   w.bar.live--;
   release_if_complete(w.bar);
+  Wave64& w64 = e->waves64[f.tid / 64];
+  w64.bar.live--;
+  release_if_complete(w64.bar);
   e->block.live--;
   release_if_complete(e->block);
   to_scheduler();
@@ -140,6 +153,8 @@ void uc_entry() { oct_emu_fiber_entry(); }
 // malloc of 256 KB is an mmap, and its pages fault in again for every workgroup (the 512-thread
 // reduce made the -short decode grid 35 -> 58 s that way).
 std::vector<char*> g_stacks;
+// oct_emu_wave64_exchange's buffers: [wave64][2][64 lanes][kX64Words], grown as needed.
+std::vector<uint32_t> g_x64;
 
 // Runs one workgroup; returns false on deadlock.
 bool run_block(Emu& e, int threads) {
@@ -150,9 +165,11 @@ bool run_block(Emu& e, int threads) {
   }
   e.fibers.assign(threads, Fiber());
   e.waves.assign((threads + 31) / 32, Wave());
+  e.waves64.assign((threads + 63) / 64, Wave64());
+  if (g_x64.size() < e.waves64.size() * 2 * 64 * kX64Words) g_x64.resize(e.waves64.size() * 2 * 64 * kX64Words);
   e.block = Barrier();
   e.block.live = threads;
-  for (int i = 0; i < threads; i++) e.waves[i / 32].bar.live++;
+  for (int i = 0; i < threads; i++) e.waves[i / 32].bar.live++, e.waves64[i / 64].bar.live++;
   for (int i = 0; i < threads; i++) {
     Fiber& f = e.fibers[i];
     f.tid = i;
@@ -226,6 +243,17 @@ const uint32_t* oct_emu_wave_exchange(const uint32_t* mine, int words) {
   Wave& w = g_emu->waves[tid / 32];
   uint32_t* buf = w.xbuf[f.xgen++ & 1];
   memcpy(buf + (tid & 31) * words, mine, (size_t)words * 4);
+  wait_at(w.bar);
+  return buf;
+}
+
+const uint32_t* oct_emu_wave64_exchange(const uint32_t* mine, int words) {
+  if (words < 1 || words > kX64Words) abort();  // a programming error in the caller
+  int tid = oct_emu_tid();
+  Fiber& f = g_emu->fibers[g_emu->cur];
+  Wave64& w = g_emu->waves64[tid / 64];
+  uint32_t* buf = g_x64.data() + ((size_t)(tid / 64) * 2 + (f.xgen64++ & 1)) * 64 * kX64Words;
+  memcpy(buf + (tid & 63) * words, mine, (size_t)words * 4);
   wait_at(w.bar);
   return buf;
 }

@@ -20,6 +20,12 @@ uint32_t oct_emu_shfl(uint32_t v, int src_lane);
 // each: the result is [32 lanes][words], lane-major, valid until the caller's next exchange. Used
 // by the WMMA model (octave_wmma.h), whose one call needs every lane's operands.
 const uint32_t* oct_emu_wave_exchange(const uint32_t* mine, int words);
+// The same for the 64 lanes of the caller's hardware wave of 64 (threads 64w..64w+63 of the
+// workgroup, two 32-lane waves) and 1..8 words each: [64 lanes][words]. Used by the MFMA model
+// (octave_mfma.h), whose instructions span a wave of 64; 32-lane waves and their shuffles and
+// exchanges are unchanged by it. A workgroup whose size is not a multiple of 64 has a last wave
+// of fewer lanes: the rows of its missing lanes are unspecified.
+const uint32_t* oct_emu_wave64_exchange(const uint32_t* mine, int words);
 float oct_emu_f16_to_f32(uint16_t h);
 uint16_t oct_emu_f32_to_f16(float f);
 

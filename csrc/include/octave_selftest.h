@@ -84,6 +84,33 @@ typedef struct octave_mma_selftest_args {
  * LAUNCH. */
 int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 
+/* octave_mfma_selftest runs one CDNA3 wave64 MFMA per problem on a wave of 64 lanes: on gfx942 the
+ * v_mfma instruction, on the CPU emulator and CUDA builds the model of it (csrc/include/octave_mfma.h;
+ * docs/kernels.md, "The MFMA instructions and their model"). Raw per-lane registers, as for the WMMA
+ * self-test: lane l of problem p reads a[p][l][0..1], b[p][l][0..1], c[p][l][0..3] and writes
+ * d[p][l][0..3]. Form 2 runs the model's 64-lane operand exchange alone (on CUDA: the two warps of a
+ * wave through shared memory and named barriers): d[p][l][0..1] = a[p][s][0..1] with s = b[p][l][0]
+ * mod 64, then, in a second exchange, d[p][l][2..3] = c[p][s'][2..3] with s' = b[p][l][1] mod 64. */
+enum octave_mfma_form {
+  OCTAVE_MFMA_I32_16X16X32_I8 = 0,  /* v_mfma_i32_16x16x32_i8: D i32 = A i8 · B i8 + C i32 */
+  OCTAVE_MFMA_F32_16X16X16_F16 = 1, /* v_mfma_f32_16x16x16_f16: D f32 = A f16 · B f16 + C f32 */
+  OCTAVE_MFMA_EXCHANGE = 2          /* the model's operand exchange (emulator and CUDA builds only) */
+};
+
+typedef struct octave_mfma_selftest_args {
+  uint64_t struct_size;
+  const uint32_t* a; /* device, [n][64 lanes][4] registers (forms 0 and 1 read the first 2 of each 4), 4-byte aligned */
+  const uint32_t* b; /* device, [n][64][4] registers, the same way */
+  const uint32_t* c; /* device, [n][64][4] C registers (int32 or f32 bits) */
+  uint32_t* d;       /* device, [n][64][4] D registers, written */
+  int32_t form;      /* enum octave_mfma_form */
+  int32_t n;         /* problems, 1..65535: one wave of 64 lanes each, four waves a workgroup */
+} octave_mfma_selftest_args; /* 48 bytes */
+
+/* Statuses: INVALID_ARGUMENT (form, n, NULL, struct_size), ALIGNMENT, UNSUPPORTED_TIER (a device
+ * without MFMA: gfx1100; form 2 on gfx942, which runs the instructions, not the model), LAUNCH. */
+int32_t octave_mfma_selftest(octave_ctx* ctx, const octave_mfma_selftest_args* a);
+
 /* octave_blockdiv_selftest computes q[i] = t[i] / block_size for i < n the way the mma decode and
  * prefill do (oct_bs_magic on the host, then oct_bs_div: a multiply and a shift;
  * csrc/octave_params.h), on the host, for grids/blockdiv_test.go. Needs no context.
