@@ -19,7 +19,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -520,5 +526,77 @@ func TestMFMAFacts(t *testing.T) {
 	p.A[0][0], p.B[0][0], p.C[0][0] = 0x3C00, 0x3C00, 0
 	if got := math.Float32frombits(mfmaWant(p, mfmaF16, 0, 0)); got != 1+4*0x1p-23 {
 		t.Errorf("rounding probe: %v, expected 1 + 4·2^-23", got)
+	}
+}
+
+// TestMFMACalculatorTables holds this file's layout functions to AMD's Matrix Instruction
+// Calculator: every cell of its register-layout tables for both instructions (testdata/mfma, with
+// the commands that printed them) names the register, lane and bits of one element, and mfmaA,
+// mfmaB and mfmaCD must put that element there. The tables are the calculator's output, read
+// here, not derived from this file.
+func TestMFMACalculatorTables(t *testing.T) {
+	cell := regexp.MustCompile(`^v(\d+)\{(\d+)\}(?:\.\[(\d+):(\d+)\])?$`)
+	for _, tc := range []struct {
+		file  string
+		inst  string
+		rows  int
+		cols  int
+		where func(r, c int) mfmaSlot
+		bits  int
+	}{
+		{"cdna3_v_mfma_i32_16x16x32_i8_A.csv", "V_MFMA_I32_16X16X32_I8", 16, 32, func(m, k int) mfmaSlot { return mfmaA(mfmaI8, m, k) }, 8},
+		{"cdna3_v_mfma_i32_16x16x32_i8_B.csv", "V_MFMA_I32_16X16X32_I8", 32, 16, func(k, n int) mfmaSlot { return mfmaB(mfmaI8, k, n) }, 8},
+		{"cdna3_v_mfma_i32_16x16x32_i8_D.csv", "V_MFMA_I32_16X16X32_I8", 16, 16, mfmaCD, 32},
+		{"cdna3_v_mfma_f32_16x16x16_f16_A.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, func(m, k int) mfmaSlot { return mfmaA(mfmaF16, m, k) }, 16},
+		{"cdna3_v_mfma_f32_16x16x16_f16_B.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, func(k, n int) mfmaSlot { return mfmaB(mfmaF16, k, n) }, 16},
+		{"cdna3_v_mfma_f32_16x16x16_f16_D.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, mfmaCD, 32},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "mfma", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+			if !slices.Contains(lines, "Architecture: CDNA3") || !slices.Contains(lines, "Instruction: "+tc.inst) {
+				t.Fatalf("%s: expected the calculator's CDNA3 %s table, found header %q", tc.file, tc.inst, lines[:min(5, len(lines))])
+			}
+			start := slices.IndexFunc(lines, func(l string) bool { return strings.HasSuffix(strings.SplitN(l, ",", 2)[0], "]") })
+			if start < 0 || len(lines)-start-1 != tc.rows {
+				t.Fatalf("%s: expected a header row and %d rows, found %d lines after line %d", tc.file, tc.rows, len(lines)-start-1, start)
+			}
+			seen := map[mfmaSlot]string{}
+			for r := 0; r < tc.rows; r++ {
+				f := strings.Split(lines[start+1+r], ",")
+				if len(f) != tc.cols+1 || f[0] != strconv.Itoa(r) {
+					t.Fatalf("%s row %d: expected the row index and %d cells, found %q", tc.file, r, tc.cols, lines[start+1+r])
+				}
+				for c := 0; c < tc.cols; c++ {
+					m := cell.FindStringSubmatch(f[c+1])
+					if m == nil {
+						t.Fatalf("%s [%d][%d]: cell %q is not v<reg>{<lane>}[.[hi:lo]]", tc.file, r, c, f[c+1])
+					}
+					reg, _ := strconv.Atoi(m[1])
+					lane, _ := strconv.Atoi(m[2])
+					lo, width := 0, 32
+					if m[3] != "" {
+						hi, _ := strconv.Atoi(m[3])
+						lo, _ = strconv.Atoi(m[4])
+						width = hi - lo + 1
+					}
+					want := mfmaSlot{lane: lane, reg: reg, shift: lo}
+					if width != tc.bits {
+						t.Errorf("%s [%d][%d]: the calculator gives %d bits, expected %d", tc.file, r, c, width, tc.bits)
+					}
+					if got := tc.where(r, c); got != want {
+						t.Errorf("%s [%d][%d]: the calculator puts it in lane %d, register %d, bit %d; the test's layout says lane %d, register %d, bit %d",
+							tc.file, r, c, want.lane, want.reg, want.shift, got.lane, got.reg, got.shift)
+					}
+					if prev, dup := seen[want]; dup {
+						t.Errorf("%s [%d][%d]: slot %+v already holds %s", tc.file, r, c, want, prev)
+					}
+					seen[want] = fmt.Sprintf("[%d][%d]", r, c)
+				}
+			}
+		})
 	}
 }
