@@ -62,6 +62,10 @@
 #                     vllm_ops.py (SKIP="conform" leaves the certificates out)
 #   PHASE=adapter-mutate  octant mutate --through the vLLM-schema spec over MUTANTS (decode
 #                     mutants of the portable and WMMA tiers), without fuzzing (BUDGET, 0s)
+#   PHASE=certificates  the committed certificates of sm_90 and gfx1100 (on the model; carry
+#                     build/isa) made again after a kernel change (docs/conformance.md, "Committed
+#                     certificates"), as $OUT/certificates.tgz, beside the MFMA model's tests
+#                     (TestMFMA*) with compute-sanitizer memcheck, racecheck and synccheck
 #   PHASE=campaign    one host's GPUs as a campaign (issue 41; nvidia-h100-x2 or larger): the MFMA
 #                     model's tests (TestMFMA*) with compute-sanitizer memcheck and racecheck;
 #                     octant conform --fixed CONFORM_FIXED (30) --cases CASES (30) once unsharded and
@@ -71,7 +75,7 @@
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate|campaign"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate|campaign|certificates"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -144,17 +148,30 @@ torch_ext() {
   echo "vllm spec: $vllm_spec" | tee -a "$log"
 }
 
-case $PHASE in
-campaign)
-  ngpu=$(nvidia-smi -L | wc -l); devs=$(seq -s, 0 $((ngpu - 1)))
-  echo "devices: $devs" | tee -a "$log"
-  skip mfma || for tool in none memcheck racecheck; do
+mfma_tests() {
+  for tool in none memcheck racecheck synccheck; do
     step "TestMFMA* ($tool)"
     pre=""; [ $tool != none ] && pre="compute-sanitizer --tool $tool --error-exitcode 9"
     (cd grids && OCTANT_LIB=$lib timeout -k 10 300 $pre ../bin/grids.test -test.run 'MFMA' -test.count=1 -test.v) > "$work/mfma-$tool.log" 2>&1
     echo "exit $?: $(grep -c -- '--- PASS' "$work/mfma-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/mfma-$tool.log") failed, $(grep -c -- '--- SKIP' "$work/mfma-$tool.log") skipped" | tee -a "$log"
     grep -E -- '--- FAIL|ERROR SUMMARY|^(ok|PASS|FAIL)$' "$work/mfma-$tool.log" | head -5 | cut -c1-300 | tee -a "$log"
   done
+}
+
+case $PHASE in
+certificates)
+  step "octant conform: sm_90 and gfx1100 (model), at once"
+  ./bin/octant conform --lib $lib --budget ${CERT_BUDGET:-45s} --fixed 8 --out "$work/cert/sm_90" > "$work/cert-sm_90.log" 2>&1 & p1=$!
+  ./bin/octant conform --lib $lib --arch gfx1100 --isa-dir build/isa --budget ${CERT_BUDGET:-45s} --fixed 8 --out "$work/cert/gfx1100" > "$work/cert-gfx1100.log" 2>&1
+  echo "gfx1100 exit $?" | tee -a "$log"; wait $p1; echo "sm_90 exit $?" | tee -a "$log"
+  for a in sm_90 gfx1100; do tail -1 "$work/cert-$a.log" | cut -c1-400 | tee -a "$log"; done
+  tar -C "$work/cert" -czf "$out/certificates.tgz" sm_90 gfx1100
+  skip mfma || mfma_tests
+  ;;
+campaign)
+  ngpu=$(nvidia-smi -L | wc -l); devs=$(seq -s, 0 $((ngpu - 1)))
+  echo "devices: $devs" | tee -a "$log"
+  skip mfma || mfma_tests
   flags="--lib $lib --fixed ${CONFORM_FIXED:-30} --cases ${CASES:-30} --seed ${SEED:-7}"
   for side in one devices; do
     extra=""; [ $side = devices ] && extra="--devices $devs"
