@@ -36,11 +36,12 @@ func certField(t *testing.T, path, key string) any {
 	return m[key]
 }
 
-// TestDevicesMergeEqualUnsharded: `conform --devices 0,1,2` runs three shard processes, each
-// seeing only its device, and its merged certificate is the unsharded run's case for case, each
-// shard's certificate naming its own device. Then one shard's process fails (a library that does
-// not exist, exit 2) in the same --out: the merge names that shard as not run and is NOT
-// CERTIFIED, although the earlier run left a good certificate in that shard's directory.
+// TestDevicesMergeEqualUnsharded: `conform --devices` with 1, 3 and 4 ids runs one shard process
+// per id, each seeing only its device, and its merged certificate is the unsharded run's case for
+// case, each shard's certificate naming its own device (ids out of order, so shard i's device is
+// not i). Then one shard's process fails (a library that does not exist, exit 2) in the same
+// --out: the merge names that shard as not run and is NOT CERTIFIED, although the earlier run left
+// a good certificate in that shard's directory.
 func TestDevicesMergeEqualUnsharded(t *testing.T) {
 	lib := emuLib(t)
 	bin := buildOctant(t)
@@ -49,33 +50,38 @@ func TestDevicesMergeEqualUnsharded(t *testing.T) {
 		t.Fatalf("unsharded run: exit %d, expected 0 (CERTIFIED)", code)
 	}
 	want := comparable(t, filepath.Join(full, "certificate.json"))
-	out := t.TempDir()
-	code, stdout, stderr := devicesRun(t, bin, lib, "0,1,2", out)
-	if code != 0 {
-		t.Fatalf("conform --devices 0,1,2: exit %d, expected 0\n%s\n%s", code, stdout, stderr)
-	}
-	if d := diffKeys(want, comparable(t, filepath.Join(out, "certificate.json"))); len(d) > 0 {
-		t.Errorf("merged certificate differs from the unsharded one: %s", strings.Join(d, "; "))
-	}
-	var wantDevs []any
-	for i := range 3 {
-		mask := fmt.Sprintf("CUDA_VISIBLE_DEVICES=%d, HIP_VISIBLE_DEVICES=%d", i, i)
-		dir := filepath.Join(out, "shards", fmt.Sprint(i))
-		if got := certField(t, filepath.Join(dir, "certificate.json"), "visible_devices"); got != mask {
-			t.Errorf("shard %d/3: visible_devices %v, expected %q", i, got, mask)
+	var out string
+	for _, ids := range []string{"5", "2,0,1", "3,1,2,0"} {
+		devs := strings.Split(ids, ",")
+		n := len(devs)
+		out = t.TempDir()
+		code, stdout, stderr := devicesRun(t, bin, lib, ids, out)
+		if code != 0 {
+			t.Fatalf("conform --devices %s: exit %d, expected 0\n%s\n%s", ids, code, stdout, stderr)
 		}
-		for _, line := range []string{
-			fmt.Sprintf("devices: shard %d/3 on device %d started (log %s)", i, i, filepath.Join(dir, "conform.log")),
-			fmt.Sprintf("devices: shard %d/3 on device %d: exit 0 after", i, i),
-		} {
-			if !strings.Contains(stdout, line) {
-				t.Errorf("no progress line %q in\n%s", line, stdout)
+		if d := diffKeys(want, comparable(t, filepath.Join(out, "certificate.json"))); len(d) > 0 {
+			t.Errorf("--devices %s: merged certificate differs from the unsharded one: %s", ids, strings.Join(d, "; "))
+		}
+		var wantDevs []any
+		for i, dev := range devs {
+			mask := fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s, HIP_VISIBLE_DEVICES=%s", dev, dev)
+			dir := filepath.Join(out, "shards", fmt.Sprint(i))
+			if got := certField(t, filepath.Join(dir, "certificate.json"), "visible_devices"); got != mask {
+				t.Errorf("--devices %s: shard %d/%d: visible_devices %v, expected %q", ids, i, n, got, mask)
 			}
+			for _, line := range []string{
+				fmt.Sprintf("devices: shard %d/%d on device %s started (log %s)", i, n, dev, filepath.Join(dir, "conform.log")),
+				fmt.Sprintf("devices: shard %d/%d on device %s: exit 0 after", i, n, dev),
+			} {
+				if !strings.Contains(stdout, line) {
+					t.Errorf("--devices %s: no progress line %q in\n%s", ids, line, stdout)
+				}
+			}
+			wantDevs = append(wantDevs, fmt.Sprintf("%d/%d: %s", i, n, mask))
 		}
-		wantDevs = append(wantDevs, fmt.Sprintf("%d/3: %s", i, mask))
-	}
-	if got := certField(t, filepath.Join(out, "certificate.json"), "shard_devices"); !reflect.DeepEqual(got, wantDevs) {
-		t.Errorf("merged shard_devices %v, expected %v", got, wantDevs)
+		if got := certField(t, filepath.Join(out, "certificate.json"), "shard_devices"); !reflect.DeepEqual(got, wantDevs) {
+			t.Errorf("--devices %s: merged shard_devices %v, expected %v", ids, got, wantDevs)
+		}
 	}
 
 	t.Run("failing shard process", func(t *testing.T) {
@@ -86,13 +92,13 @@ func TestDevicesMergeEqualUnsharded(t *testing.T) {
 			return append(slices.Clone(args), "--lib="+filepath.Join(t.TempDir(), "no-such-lib.so"))
 		}
 		t.Cleanup(func() { devicesChildArgs = nil })
-		code, stdout, stderr := devicesRun(t, bin, lib, "0,1,2", out)
+		code, stdout, stderr := devicesRun(t, bin, lib, "0,1,2,3", out)
 		cert := filepath.Join(out, "certificate.json")
-		if code != 1 || certField(t, cert, "certified") != false || !reflect.DeepEqual(certField(t, cert, "shards_not_run"), []any{"1/3"}) ||
-			!strings.Contains(stdout, "shard not run: 1/3") {
-			t.Fatalf("exit %d, shards_not_run %v; expected exit 1, NOT CERTIFIED naming shard 1/3 as not run\n%s\n%s", code, certField(t, cert, "shards_not_run"), stdout, stderr)
+		if code != 1 || certField(t, cert, "certified") != false || !reflect.DeepEqual(certField(t, cert, "shards_not_run"), []any{"1/4"}) ||
+			!strings.Contains(stdout, "shard not run: 1/4") {
+			t.Fatalf("exit %d, shards_not_run %v; expected exit 1, NOT CERTIFIED naming shard 1/4 as not run\n%s\n%s", code, certField(t, cert, "shards_not_run"), stdout, stderr)
 		}
-		for _, want := range []string{"devices: shard 1/3 on device 1: exit 2 after", "no-such-lib.so", "wrote no certificate to merge (exit 2): not run"} {
+		for _, want := range []string{"devices: shard 1/4 on device 1: exit 2 after", "no-such-lib.so", "wrote no certificate to merge (exit 2): not run"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("no %q (the failing shard's exit and log tail) in\n%s", want, stdout)
 			}
