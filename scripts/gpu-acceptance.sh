@@ -72,6 +72,8 @@
 #                     once with --devices over every GPU, compared case for case; octant fuzz
 #                     --devices (FuzzDecode, FUZZTIME 60s); octant props, one shard per GPU
 #                     (CHECKS 100), merged; octant mutate, one shard per GPU over MUTANTS, merged
+#                     (SHARDS: props and mutate shards, default one per GPU and at least 2, shard i
+#                     on GPU i mod the count; on one GPU two shards share it and the checkout)
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
@@ -170,7 +172,9 @@ certificates)
   ;;
 campaign)
   ngpu=$(nvidia-smi -L | wc -l); devs=$(seq -s, 0 $((ngpu - 1)))
-  echo "devices: $devs" | tee -a "$log"
+  # props and mutate run SHARDS shards (default: one per GPU, at least 2), shard i on GPU i mod ngpu
+  nsh=${SHARDS:-$(( ngpu > 1 ? ngpu : 2 ))}
+  echo "devices: $devs; props and mutate shards: $nsh" | tee -a "$log"
   skip mfma || mfma_tests
   flags="--lib $lib --fixed ${CONFORM_FIXED:-30} --cases ${CASES:-30} --seed ${SEED:-7}"
   for side in one devices; do
@@ -188,19 +192,19 @@ campaign)
   timeout -k 10 300 ./bin/octant fuzz --devices $devs --target FuzzDecode --fuzztime ${FUZZTIME:-60s} --lib $lib --test-bin bin/fuzz.test \
     --out "$work/fuzz" > "$work/fuzz.log" 2>&1
   echo "fuzz exit $?" | tee -a "$log"; tail -8 "$work/fuzz.log" | cut -c1-300 | tee -a "$log"
-  step "octant props, one shard per GPU, --checks ${CHECKS:-100}, merged"
-  for i in $(seq 0 $((ngpu - 1))); do
-    CUDA_VISIBLE_DEVICES=$i timeout -k 10 300 ./bin/octant props --shard $i/$ngpu --seed 5 --checks ${CHECKS:-100} --lib $lib \
+  step "octant props, $nsh shards, --checks ${CHECKS:-100}, merged"
+  for i in $(seq 0 $((nsh - 1))); do
+    CUDA_VISIBLE_DEVICES=$((i % ngpu)) timeout -k 10 300 ./bin/octant props --shard $i/$nsh --seed 5 --checks ${CHECKS:-100} --lib $lib \
       --bin bin/fuzz-plain.test --out "$work/props-$i" > "$work/props-$i.log" 2>&1 &
   done; wait
-  ./bin/octant merge "$work/props" $(for i in $(seq 0 $((ngpu - 1))); do echo "$work/props-$i"; done) > "$work/props-merge.log" 2>&1
+  ./bin/octant merge "$work/props" $(for i in $(seq 0 $((nsh - 1))); do echo "$work/props-$i"; done) > "$work/props-merge.log" 2>&1
   echo "props merge exit $?" | tee -a "$log"; tail -6 "$work/props-merge.log" | cut -c1-300 | tee -a "$log"
-  skip mutate || { step "octant mutate, one shard per GPU, mutants ${MUTANTS:-1,8,12,13}, merged"
-  for i in $(seq 0 $((ngpu - 1))); do
-    CUDA_VISIBLE_DEVICES=$i timeout -k 10 ${MUT_TIMEOUT:-300} ./bin/octant mutate --kind cuda --jobs 8 --only "${MUTANTS:-1,8,12,13}" --shard $i/$ngpu \
+  skip mutate || { step "octant mutate, $nsh shards in one checkout, mutants ${MUTANTS:-1,8,12,13}, merged"
+  for i in $(seq 0 $((nsh - 1))); do
+    CUDA_VISIBLE_DEVICES=$((i % ngpu)) timeout -k 10 ${MUT_TIMEOUT:-300} ./bin/octant mutate --kind cuda --jobs 8 --only "${MUTANTS:-1,8,12,13}" --shard $i/$nsh \
       --budget-per-mutant 0s --conventional=false --out "$work/mutate-$i" > "$work/mutate-$i.log" 2>&1 &
   done; wait
-  ./bin/octant merge "$work/mutate" $(for i in $(seq 0 $((ngpu - 1))); do echo "$work/mutate-$i"; done) > "$work/mutate-merge.log" 2>&1
+  ./bin/octant merge "$work/mutate" $(for i in $(seq 0 $((nsh - 1))); do echo "$work/mutate-$i"; done) > "$work/mutate-merge.log" 2>&1
   echo "mutate merge exit $?" | tee -a "$log"; tail -4 "$work/mutate-merge.log" | cut -c1-300 | tee -a "$log"
   cp "$work/mutate/kill-matrix.md" "$out/kill-matrix-merged.md" 2>/dev/null; }
   ;;
