@@ -31,7 +31,8 @@ bin/octant:
 # regression corpus, the GPU and must-not-matter properties and the kernel tests' -short grids
 # (make emu-test), the op bridge's verdict parity on the emulator (make bridge-test, about 3
 # minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes), and the
-# judges on the pure-Python implementation (make pyref-test, about 1.5 minutes). The emulator
+# judges on the pure-Python implementation (make pyref-test, about 1.5 minutes) and the campaign
+# templates (make deploy-test, about 15 s). The emulator
 # library is built (or brought up to date) first: cmd/octant's conform test runs on it. About 30
 # minutes on 2 cores, peak memory about 8 GB (README).
 #
