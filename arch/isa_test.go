@@ -89,6 +89,11 @@ func TestRegistry(t *testing.T) {
 				!bt[1].BuiltFor(Prefill) || bt[1].PrefillProfile != "int8rowq+chunk-f16" {
 				t.Errorf("%s: built tiers %v, expected portable and mma (decode and prefill)", a.Name, bt)
 			}
+		case "gfx942":
+			if len(bt) != 2 || bt[1].Name != "mfma" || bt[1].DecodeProfile != "int8rowq" || !bt[1].BuiltFor(Decode) ||
+				!bt[1].BuiltFor(Prefill) || bt[1].PrefillProfile != "int8rowq+chunk-f16" {
+				t.Errorf("%s: built tiers %v, expected portable and mfma (decode and prefill)", a.Name, bt)
+			}
 		default:
 			if len(bt) != 1 {
 				t.Errorf("%s: built tiers %v", a.Name, bt)

@@ -36,7 +36,10 @@ func TestAllowedProfiles(t *testing.T) {
 	if _, err := AllowedProfiles("fast", Decode); err == nil || !strings.Contains(err.Error(), `tier "fast" is not in the architecture registry`) {
 		t.Errorf("an unregistered tier: %v", err)
 	}
-	if _, err := AllowedProfiles("mfma", Decode); err == nil || !strings.Contains(err.Error(), "no architecture registers a decode profile for the mfma tier") {
-		t.Errorf("a registered tier without a profile: %v", err)
+	if err := CheckProfile("mfma-model", Decode, "int8rowq"); err != nil {
+		t.Errorf("mfma-model declaring its own profile: %v", err)
+	}
+	if err := CheckProfile("mfma", Decode, "wmma-f16q"); err == nil || !strings.Contains(err.Error(), `the registry allows "int8rowq" for the mfma tier`) {
+		t.Errorf("mfma declaring the WMMA tier's decode profile: %v", err)
 	}
 }

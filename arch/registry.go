@@ -92,6 +92,17 @@ type Arch struct {
 	// is not registered, does not implement the op, declares no profile for it, or is not built
 	// is a kernel that does not exist: the architecture is not certifiable (Missing).
 	Requires []Requirement
+	// Model names the model of the architecture's native instructions that other libraries run its
+	// native tiers on ("<tier>-model"), for the certificates made on it; nil where none exists.
+	Model *InstructionModel
+}
+
+// InstructionModel is the model of an architecture's matrix instructions that the emulator and
+// CUDA builds supply, so that its native tiers' kernel source runs without its hardware.
+type InstructionModel struct {
+	Instructions string // "WMMA", "MFMA"
+	Header       string // the source that supplies them: "csrc/include/octave_wmma.h"
+	Doc          string // the docs/kernels.md section with the facts and their sources
 }
 
 // Requirement is one op a certificate needs, on the named tiers (none for store, rotate and
@@ -213,6 +224,17 @@ const KernelWMMASelftest = "octave_wmma_selftest_kernel"
 // instructions the mfma tier's kernels are to use. It marks no tier built.
 const KernelMFMASelftest = "octave_mfma_selftest_kernel"
 
+// KernelDecodeMFMAVariants are the symbols of the mfma tier's decode kernel, one per format
+// (csrc/decode_mfma.hip): every one must show the i8 MFMA (QK), the f16 MFMA (P'·V) and the
+// codebook lookup on gfx942.
+func KernelDecodeMFMAVariants() []string {
+	return []string{"octave_decode_mfma_k3v4_kernel", "octave_decode_mfma_k3v3_kernel", "octave_decode_mfma_k3v3c_kernel"}
+}
+
+// KernelReduceMFMA is the mfma tier's wave64 reduce (csrc/reduce_mfma.hip), which octave_decode
+// launches on that tier.
+const KernelReduceMFMA = "octave_reduce_mfma_kernel"
+
 // KernelDecodeVariants are the symbols of the portable decode kernel, one per format and bound on
 // the queries a wave holds (csrc/decode.hip); every one must show the decode pieces.
 func KernelDecodeVariants() []string {
@@ -276,6 +298,18 @@ func wmmaNeeds() []KernelNeeds {
 	return append(needs, KernelNeeds{KernelWMMASelftest, []string{PieceWMMAF16, PieceWMMABF16, PieceMatrix}})
 }
 
+// mfmaNeeds: the mfma tier's kernels on gfx942. Decode dots the int8 query against the K codebook
+// bytes (byte permute) with the i8 MFMA and runs P'·V on the f16 MFMA; its reduce must only exist;
+// the self-test kernel runs both forms.
+func mfmaNeeds() []KernelNeeds {
+	var needs []KernelNeeds
+	for _, k := range KernelDecodeMFMAVariants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceMFMAF16, PieceCodebook}})
+	}
+	needs = append(needs, KernelNeeds{KernelReduceMFMA, nil})
+	return append(needs, KernelNeeds{KernelMFMASelftest, []string{PieceMatrix, PieceMFMAF16}})
+}
+
 var amdFlags = []string{"-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",
 	"--rocm-path=/usr", "-O3", "-fhip-fp32-correctly-rounded-divide-sqrt"}
 
@@ -301,6 +335,7 @@ var registry = []Arch{
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx1100",
 		Kernels:     append(portableNeeds(), wmmaNeeds()...),
 		Requires:    nativeRequires(WMMA),
+		Model:       &InstructionModel{Instructions: "WMMA", Header: "csrc/include/octave_wmma.h", Doc: "The WMMA tier and its model"},
 	},
 	{
 		Name: "gfx942", Vendor: AMD, Family: "CDNA3 (MI300)", WaveSize: 64, LogicalWave: 32,
@@ -310,13 +345,17 @@ var registry = []Arch{
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
 			{PieceMFMAF16, []string{"v_mfma_f32_16x16x16_f16"}},
 		},
-		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}}},
+		// The mfma tier: decode (csrc/decode_mfma.hip, profile int8rowq, with its wave64 reduce
+		// csrc/reduce_mfma.hip) and prefill (csrc/prefill_mfma.hip, the WMMA tier's profile pair),
+		// on the v_mfma instructions. The emulator and CUDA libraries run the same kernels on a model
+		// of the instructions and list them as "mfma-model": evidence for this tier (ran on a model).
+		Tiers: []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",
+			PrefillProfile: "int8rowq+chunk-f16", Built: true, NotBuilt: []Op{Prefill}}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
-		// The portable kernels, and the MFMA self-test's kernel with both MFMA forms (the mfma
-		// tier's decode and prefill kernels are not built: Missing names them).
-		Kernels:  append(portableNeeds(), KernelNeeds{KernelMFMASelftest, []string{PieceMatrix, PieceMFMAF16}}),
-		Requires: nativeRequires(MFMA),
+		Kernels:     append(portableNeeds(), mfmaNeeds()...),
+		Requires:    nativeRequires(MFMA),
+		Model:       &InstructionModel{Instructions: "MFMA", Header: "csrc/include/octave_mfma.h", Doc: "The MFMA instructions and their model"},
 	},
 	{
 		Name: "sm_90", Vendor: NVIDIA, Family: "Hopper", WaveSize: 32, LogicalWave: 32,

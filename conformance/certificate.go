@@ -213,6 +213,14 @@ func (c *Certificate) Finish() {
 	c.VerdictLine = c.Verdict()
 }
 
+// modelInstructions names the instructions a certificate on a model ran modelled ("WMMA", "MFMA").
+func (c *Certificate) modelInstructions() string {
+	if a, err := arch.Lookup(c.Arch); err == nil && a.Model != nil {
+		return a.Model.Instructions
+	}
+	return "native"
+}
+
 // Verdict is the one-line verdict a person reads, the same in every report (the console,
 // report.md's title, certificate.json's "verdict", junit.xml's certificate case): CERTIFIED (on
 // a model, or on the CPU emulator, when that is what ran), with its quality warnings counted and
@@ -225,7 +233,7 @@ func (c *Certificate) Verdict() string {
 		}
 		switch {
 		case c.Mode == ModeModel:
-			v += " on a model (code objects checked; the kernels ran with the instructions modelled, not on " + c.Arch + " hardware)"
+			v += " on a model of the " + c.modelInstructions() + " instructions; no " + c.Arch + " device ran (code objects checked; the kernels ran with the instructions modelled)"
 		case c.Arch == "emu":
 			v += " on the CPU emulator (the kernels' source compiled for the host CPU and run there: no GPU ran, and no GPU is certified)"
 		}

@@ -163,10 +163,14 @@ func ModelOffered(l *harness.Lib, a arch.Arch) bool {
 // (the static cases of Static, from isaDir), and the runtime battery on l, a library for another
 // device that runs a's native tiers on a model of the instructions the device lacks (tiers
 // tier.Model(): "wmma-model" runs gfx1100's WMMA decode and prefill with the WMMA
-// instructions supplied by csrc/include/octave_wmma.h) and its portable tier as the same portable
+// instructions supplied by csrc/include/octave_wmma.h, "mfma-model" gfx942's MFMA decode and
+// prefill with csrc/include/octave_mfma.h; a.Model names them) and its portable tier as the same portable
 // source compiled for that device. The evidence says exactly that ("ran on a model"), never "on
 // a's hardware".
 func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Options, s Suite) (*Certificate, error) {
+	if a.Model == nil {
+		return nil, fmt.Errorf("%s has no model of its instructions in this repository: certify it on its own device, or with --isa-only", a.Name)
+	}
 	if !ModelOffered(l, a) {
 		return nil, fmt.Errorf("%s (%s) runs no model of %s's native tiers (tiers: %v): certify %s on its own device, or with --isa-only", l.Path, l.Dev.Info.Arch, a.Name, l.TierNames(), a.Name)
 	}
@@ -192,8 +196,8 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 				e.How = HowOther
 				e.Where = fmt.Sprintf("the portable source compiled for %s and run on %s (%s), not a %s build; %s's code objects compiled and checked (isa cases)", dev.Arch, dev.Name, l.Path, a.Name, a.Name)
 			default:
-				e.Where = fmt.Sprintf("%s on %s (%s), %s: %s's kernel source with the instructions %s lacks supplied by the model (csrc/include/octave_wmma.h), never %s hardware; %s's code objects compiled and checked (isa cases)",
-					t.Model(), dev.Name, dev.Arch, l.Path, a.Name, dev.Arch, a.Name, a.Name)
+				e.Where = fmt.Sprintf("%s on %s (%s), %s: %s's kernel source with the %s instructions %s lacks supplied by the model (%s), never %s hardware; %s's code objects compiled and checked (isa cases)",
+					t.Model(), dev.Name, dev.Arch, l.Path, a.Name, a.Model.Instructions, dev.Arch, a.Model.Header, a.Name, a.Name)
 			}
 			if m, ok := missingPair(a, r.Op, t); ok {
 				e.How, e.Where = HowMissing, m
@@ -223,7 +227,7 @@ func Model(ctx context.Context, l *harness.Lib, a arch.Arch, isaDir string, o Op
 	}
 	c.shardRan(l, units, o, len(c.Cases), len(ran))
 	c.Cases = append(c.Cases, ran...)
-	c.NotCertified = append([]string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented instruction semantics the model reproduces (docs/kernels.md, \"The WMMA tier and its model\")", a.Name, a.Name)}, c.NotCertified...)
+	c.NotCertified = append([]string{fmt.Sprintf("%s hardware: nothing ran on a %s device; its behaviour there rests on the documented %s instruction semantics the model reproduces (docs/kernels.md, %q)", a.Name, a.Name, a.Model.Instructions, a.Model.Doc)}, c.NotCertified...)
 	c.Finish()
 	return c, nil
 }

@@ -216,8 +216,13 @@ func TestModelEvidence(t *testing.T) {
 	cases := []CaseResult{{Path: "isa/k/p", Status: harness.Pass}, {Path: "decode/wmma/a/seed0", Status: harness.Pass}, {Path: "decode/portable/a/seed0", Status: harness.Pass}}
 	c := &Certificate{Mode: ModeModel, Arch: "gfx1100", Cases: cases, Evidence: ev}
 	c.Finish()
-	if !c.Certified || !strings.Contains(c.Verdict(), "CERTIFIED on a model") || !strings.Contains(c.Verdict(), "not on gfx1100 hardware") {
+	if !c.Certified || !strings.Contains(c.Verdict(), "CERTIFIED on a model of the WMMA instructions; no gfx1100 device ran") {
 		t.Errorf("model certificate: certified %v, verdict %q", c.Certified, c.Verdict())
+	}
+	g := &Certificate{Mode: ModeModel, Arch: "gfx942", Cases: []CaseResult{{Path: "isa/k/p", Status: harness.Pass}, {Path: "decode/mfma/a/seed0", Status: harness.Pass}}, Evidence: []Evidence{{Op: arch.Decode, Tier: "mfma", How: HowModel, Where: "mfma-model on X"}}}
+	g.Finish()
+	if !g.Certified || !strings.Contains(g.Verdict(), "CERTIFIED on a model of the MFMA instructions; no gfx942 device ran") {
+		t.Errorf("gfx942 model certificate: certified %v, verdict %q", g.Certified, g.Verdict())
 	}
 	if r := c.Report(); !strings.Contains(r, "ran on a model: wmma-model on X") || !strings.Contains(r, "ran on another device: X") {
 		t.Errorf("report does not say what ran where:\n%s", r)

@@ -21,7 +21,7 @@ var FuzzTargets = []string{"FuzzDecode", "FuzzStore", "FuzzRotate", "FuzzReduce"
 // test runs the selected tests in file order, whatever the pattern's).
 var opTests = map[string]string{"store": "^TestStore|" + longFirst, "rotate": "^TestRotate|" + longFirst, "decode": "^TestDecode",
 	"reduce": "^TestReduce|" + longFirst, "prefill": "^TestPrefill|" + longFirst, "qmaps": "^TestQueryMaps|" + longFirst,
-	"wmma": "^TestWMMA|" + longFirst, "mma": "^TestMMA|" + longFirst}
+	"wmma": "^TestWMMA|" + longFirst, "mfma": "^TestMFMA|" + longFirst, "mma": "^TestMMA|" + longFirst}
 
 // longFirst selects the kernel test that runs first in every kill run, whatever the mutant's op
 // (grids/a_long_first_test.go, the first external test file; ^TestDecode selects it too):

@@ -35,6 +35,7 @@
 #pragma once
 
 #include "octave_arch.h"
+#include "octave_mutant.h"
 
 // Fragments: what one lane holds for one operand, as 32-bit registers.
 struct OctMfmaI8 {  // 8 int8 values of A or B (i8 form): byte j of r[j >> 2] is k = 8·(lane/16) + j
@@ -132,6 +133,11 @@ struct OctMfmaExchange {
 #endif
 };
 
+// The row of D (and C) that register i of a lane of group g = lane/16 holds: 4g + i. Mutant
+// OCT_MUT_MFMA_D_ROWS: the rows interleaved over the groups, 4i + g (the wave32 WMMA's habit of
+// interleaving rows between lane halves, carried to the four groups of a wave64).
+OCT_DEV int oct_mfma_row(int i, int g) { return OCT_MUTANT(OCT_MUT_MFMA_D_ROWS) ? 4 * i + g : 4 * g + i; }
+
 // Byte j (0..3) of a register, as a signed value.
 OCT_DEV int oct_mfma_s8(uint32_t reg, int j) { return (int)(int8_t)(uint8_t)(reg >> (8 * j)); }
 OCT_DEV double oct_mfma_h2d(uint32_t reg, int half) { return (double)oct_f16_to_f32((uint16_t)(reg >> (16 * half))); }
@@ -143,7 +149,7 @@ OCT_DEV OctMfmaI32 oct_mfma_i32_16x16x32_i8(const OctMfmaI8& a, const OctMfmaI8&
   const int l = oct_mfma_lane(), n = l & 15, g = l >> 4;
   OctMfmaI32 d;
   for (int i = 0; i < 4; i++) {
-    const int m = 4 * g + i;
+    const int m = oct_mfma_row(i, g);
     int64_t s = c.r[i];
     for (int k = 0; k < 32; k++) {
       const int reg = (k & 7) >> 2, byte = k & 3, grp = 16 * (k >> 3);
@@ -162,7 +168,7 @@ OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH
   const int l = oct_mfma_lane(), n = l & 15, g = l >> 4;
   OctMfmaF32 d;
   for (int i = 0; i < 4; i++) {
-    const int m = 4 * g + i;
+    const int m = oct_mfma_row(i, g);
     double s = 0.0;
     for (int k = 0; k < 16; k++) {
       const int reg = (k & 3) >> 1, half = k & 1, grp = 16 * (k >> 2);
@@ -175,4 +181,20 @@ OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH
 }
 
 #endif  // OCT_MFMA_MODEL
+
+// Barrier and shared-memory fence for the 64 lanes of the calling wave (the MFMA kernels' wave):
+// every lane's shared-memory writes before it are visible to the wave's lanes after it. All 64
+// lanes must reach it. gfx942: the hardware wave is the 64 lanes (a wave barrier with fences, as
+// oct_sync_wave); emulator: the wave's 64 fibers meet (a one-word exchange); NVIDIA: the wave's
+// two warps meet at its named barrier (OctMfmaExchange::meet).
+#if !OCT_MFMA_MODEL
+OCT_DEV void oct_mfma_sync_wave() { oct_sync_wave(); }
+#elif defined(OCT_EMU)
+OCT_DEV void oct_mfma_sync_wave() {
+  const uint32_t z = 0;
+  (void)oct_emu_wave64_exchange(&z, 1);
+}
+#else
+OCT_DEV void oct_mfma_sync_wave() { OctMfmaExchange<1>::meet(); }
+#endif
 #endif  // OCT_MFMA_BODY

@@ -66,3 +66,9 @@
 #define OCT_MUT_DECODE_MMA_STALE_BID 51  // decode (mma, quad kernel): the stager's block id loaded ahead is the tile it issues now, not the one it issues next step (a prefetch pipeline one stage short: each tile after a quad's first three staged from the block of the tile one step before)
 #define OCT_MUT_DECODE_MMA_BLOCK_DIV 52  // decode and prefill (mma): the block index's multiplier rounded down, ⌊2^(31+s) / block_size⌋ (a magic-number division that is exact only for powers of two: the first token of each later block is read from the block before)
 #define OCT_MUT_DECODE_MMA_VTAB_SWAP 53  // decode (mma, V table): each table entry's fp16 halves swapped, the pair's first token's codebook value in the second's half (an operand register's K pair in the wrong order: V rows 2t and 2t + 1 exchanged)
+#define OCT_MUT_MFMA_D_ROWS 54  // mfma model: register i of lane group g holds D row 4i + g (rows interleaved over the groups), not 4g + i
+#define OCT_MUT_DECODE_MFMA_LANE32 55  // decode (mfma): the MFMA operands' lane taken as tid mod 32 (the logical wave32 lane), so lanes 32..63 of each wave64 load lanes 0..31's tokens and queries
+#define OCT_MUT_DECODE_MFMA_KSCALE_ROW 56  // decode (mfma): every K block's int8 dot times block 0's K scale (one scale per token row, not per 64-dim block)
+#define OCT_MUT_REDUCE_MFMA_MERGE 57  // reduce (mfma): the denominator L sums the splits' l without their weights 2^(m_s - M) (o is weighted, L not)
+#define OCT_MUT_DECODE_MFMA_NTILE_KLEN 58  // decode (mfma): a query in the second 16-query MFMA tile masked with the klen of the query 16 places before it (the MTP row's tile index dropped)
+#define OCT_MUT_DECODE_MFMA_L_F16 59  // decode (mfma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
