@@ -62,10 +62,17 @@
 #                     vllm_ops.py (SKIP="conform" leaves the certificates out)
 #   PHASE=adapter-mutate  octant mutate --through the vLLM-schema spec over MUTANTS (decode
 #                     mutants of the portable and WMMA tiers), without fuzzing (BUDGET, 0s)
-#   PHASE=certificates  the committed certificates of sm_90 and gfx1100 (on the model; carry
-#                     build/isa) made again after a kernel change (docs/conformance.md, "Committed
-#                     certificates"), as $OUT/certificates.tgz, beside the MFMA model's tests
-#                     (TestMFMA*) with compute-sanitizer memcheck, racecheck and synccheck
+#   PHASE=certificates  the committed certificates of sm_90, gfx1100 and gfx942 (both on the
+#                     model; carry build/isa) made again after a kernel change (docs/conformance.md,
+#                     "Committed certificates"), as $OUT/certificates.tgz, beside the MFMA model's
+#                     tests (TestMFMA*) with compute-sanitizer memcheck, racecheck and synccheck
+#   PHASE=mfma        the gfx942 mfma tier on its model (issue 40): TestMFMA* bare and under
+#                     compute-sanitizer memcheck, racecheck and synccheck; the full decode, reduce
+#                     and prefill grids (long context to 131072 tokens) on mfma-model; the sanitizers
+#                     over the -short decode and prefill grids on mfma-model; the fuzz seeds, the
+#                     regression corpus, FuzzDecode, FuzzPrefill and FuzzIsolation (FUZZTIME, 30s)
+#                     and the rapid, must-not-matter and isolation properties on mfma-model
+#                     (SKIP="grid sanitize fuzz props" skips steps)
 #   PHASE=campaign    one host's GPUs as a campaign (issue 41; nvidia-h100-x2 or larger): the MFMA
 #                     model's tests (TestMFMA*) with compute-sanitizer memcheck and racecheck;
 #                     octant conform --fixed CONFORM_FIXED (30) --cases CASES (30) once unsharded and
@@ -77,7 +84,7 @@
 # The fuzz targets run in fuzz/ (as go test runs a package's binary), where their seed corpora are.
 # Usage: PHASE=... scripts/gpu-acceptance.sh [OUTDIR]
 set -uo pipefail
-phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|adapter|adapter-mutate|campaign|certificates"
+phases="batch|fuzz|throughput|sanitize|gridbench|racecheck|profile|mutate|final|judge|soak|native|mma|mfma|adapter|adapter-mutate|campaign|certificates"
 known=0
 IFS='|' read -ra names <<< "$phases"
 for n in "${names[@]}"; do [ "$n" = "${PHASE:-}" ] && known=1; done
@@ -164,10 +171,11 @@ case $PHASE in
 certificates)
   step "octant conform: sm_90 and gfx1100 (model), at once"
   ./bin/octant conform --lib $lib --budget ${CERT_BUDGET:-45s} --fixed 8 --out "$work/cert/sm_90" > "$work/cert-sm_90.log" 2>&1 & p1=$!
+  ./bin/octant conform --lib $lib --arch gfx942 --isa-dir build/isa --budget ${CERT_BUDGET:-45s} --fixed 8 --out "$work/cert/gfx942" > "$work/cert-gfx942.log" 2>&1 & p2=$!
   ./bin/octant conform --lib $lib --arch gfx1100 --isa-dir build/isa --budget ${CERT_BUDGET:-45s} --fixed 8 --out "$work/cert/gfx1100" > "$work/cert-gfx1100.log" 2>&1
-  echo "gfx1100 exit $?" | tee -a "$log"; wait $p1; echo "sm_90 exit $?" | tee -a "$log"
-  for a in sm_90 gfx1100; do tail -1 "$work/cert-$a.log" | cut -c1-400 | tee -a "$log"; done
-  tar -C "$work/cert" -czf "$out/certificates.tgz" sm_90 gfx1100
+  echo "gfx1100 exit $?" | tee -a "$log"; wait $p1; echo "sm_90 exit $?" | tee -a "$log"; wait $p2; echo "gfx942 exit $?" | tee -a "$log"
+  for a in sm_90 gfx1100 gfx942; do tail -1 "$work/cert-$a.log" | cut -c1-400 | tee -a "$log"; done
+  tar -C "$work/cert" -czf "$out/certificates.tgz" sm_90 gfx1100 gfx942
   skip mfma || mfma_tests
   ;;
 campaign)
@@ -532,6 +540,33 @@ native)
   seeds_and_fuzz 20s
   cp "$work/grid.log" "$out/grid.log" 2>/dev/null; gzip -f "$out/grid.log"
   tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
+  ;;
+mfma)
+  skip mfma || mfma_tests
+  if ! skip grid; then
+    step "the full decode, reduce and prefill grids on mfma-model (long context to 131072 tokens)"
+    (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${GRID_TIMEOUT:-400} ../bin/grids.test -test.count=1 -test.v \
+      -test.run '^TestDecode|^TestReduce|^TestPrefill' -test.timeout 30m) > "$work/grid.log" 2>&1 || status=1
+    grid_summary
+    grep -E -- '--- (PASS|FAIL): Test(Decode|Prefill)Long(First)?/' "$work/grid.log" | grep mfma | head -12 | cut -c1-200 | tee -a "$log"
+  fi
+  if ! skip sanitize; then
+    for tool in memcheck racecheck synccheck; do
+      step "compute-sanitizer $tool, the -short decode and prefill grids on mfma-model"
+      (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 \
+        ../bin/grids.test -test.short -test.count=1 -test.v -test.run '^TestDecodeGrid$|^TestDecodeLengths$|^TestPrefillGrid$') > "$work/san-$tool.log" 2>&1
+      echo "exit $?: $(grep -c -- '--- PASS' "$work/san-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/san-$tool.log") failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/san-$tool.log" | tail -1)" | tee -a "$log"
+    done
+  fi
+  if ! skip props; then
+    step "the rapid, must-not-matter and isolation properties on mfma-model (CHECKS ${CHECKS:-200})"
+    (cd fuzz && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${PROPS_TIMEOUT:-300} ../bin/fuzz-plain.test -test.count=1 -test.v \
+      -test.run '^(TestGPU|TestMustNotMatter|TestIsolation)' -rapid.checks=${CHECKS:-200}) > "$work/props.log" 2>&1 || status=1
+    echo "$(grep -c -E -- '^--- PASS' "$work/props.log") passed, $(grep -c -E -- '^--- FAIL' "$work/props.log") failed, $(grep -c -E -- '^--- SKIP' "$work/props.log") skipped" | tee -a "$log"
+    grep -E -- '^--- FAIL|rapid\]' "$work/props.log" | head -8 | cut -c1-300 | tee -a "$log"
+  fi
+  skip fuzz || OCTANT_TIERS=mfma-model TARGETS=${TARGETS:-"FuzzDecode FuzzPrefill FuzzIsolation"} seeds_and_fuzz 30s
+  cp "$work/grid.log" "$out/grid.log" 2>/dev/null; gzip -f "$out/grid.log"
   ;;
 mutate)
   ids=$(grep -o -E '^#define OCT_MUT_[A-Z0-9_]+ +[0-9]+' csrc/include/octave_mutant.h | awk '{print $3}' | sort -n | tr '\n' ' ')
