@@ -184,7 +184,11 @@ enum octave_tier {
                                (chunk). gfx1100 (the v_wmma instructions, tier name "wmma"); the
                                CPU emulator and CUDA builds run the same kernels on a model of the
                                instructions (tier name "wmma-model"); gfx942: none */
-  OCTAVE_TIER_MFMA = 2,     /* gfx942 native (not in this build) */
+  OCTAVE_TIER_MFMA = 2,     /* decode: int8rowq (its own wave64 reduce inside octave_decode);
+                               prefill: int8rowq+chunk-f16. gfx942 (the v_mfma instructions, tier
+                               name "mfma"); the CPU emulator and CUDA builds run the same kernels
+                               on a model of the instructions (tier name "mfma-model"); gfx1100:
+                               none */
   OCTAVE_TIER_MMA = 3       /* sm_90 native: decode (int8rowq) and prefill
                                (int8rowq+chunk-f16) on NVIDIA's mma.sync and wgmma (CUDA
                                builds; the emulator runs them on a model, as "mma-model") */
@@ -245,8 +249,11 @@ typedef struct octave_tier_desc {
  * to ask only for the count. The portable tier comes first; then the WMMA tier (decode and
  * prefill) on gfx1100, and on the emulator and CUDA builds as "wmma-model": there it runs on a model of the
  * gfx1100 instructions, which is evidence for gfx1100's tier, not a tier of the device's own
- * architecture (docs/kernels.md, "The WMMA tier and its model"); then, on CUDA builds, the mma tier
- * (decode and prefill; "mma-model" on the emulator, which runs it on a model of mma.sync). */
+ * architecture (docs/kernels.md, "The WMMA tier and its model"); then the MFMA tier (decode and
+ * prefill) on gfx942, and on the emulator and CUDA builds as "mfma-model" (a model of the gfx942
+ * instructions on waves of 64 lanes: docs/kernels.md, "The mfma tier"); then, on CUDA builds, the
+ * mma tier (decode and prefill; "mma-model" on the emulator, which runs it on a model of
+ * mma.sync). */
 int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_t* count);
 
 /* ---- memory ------------------------------------------------------------------------------------ */
@@ -345,15 +352,15 @@ int32_t octave_rotate(octave_ctx* ctx, const octave_rotate_args* a);
 
 /* ---- decode (docs/contract.md §3.3), split-KV, followed by the reduce ----------------------------------
  * tier 0 (portable): profile dot4-int8q; tier 1 (wmma, where octave_tiers lists it): profile
- * wmma-f16q. Both take the query unrotated and write out unrotated (they
- * rotates internally). Query row i attends to tokens 0..klen-1 of request r = q_to_req[i], with
+ * wmma-f16q; tier 2 (mfma) and tier 3 (mma): profile int8rowq. All take the query unrotated and
+ * write out unrotated (they rotate internally). Query row i attends to tokens 0..klen-1 of request r = q_to_req[i], with
  * klen = q_to_klen[i] clamped to [0, max_blocks*block_size]; token t is in physical block
  * block_table[r][t / block_size] at offset t % block_size. A block id outside [0, num_blocks)
  * (num_blocks: the physical blocks in the cache) inside klen is skipped: its tokens contribute
  * nothing and the cache is never read there. A row with r outside [0, num_reqs) or klen <= 0
  * (padding) reads nothing and gets out = +0. Every out row 0..num_q-1 is written.
  * Splits (kv_max = max_blocks*block_size): portable, split_len = ceil(kv_max / num_splits) tokens
- * each; wmma, upstream's WMMA geometry: min(num_splits, 192) splits of max(ceil(kv_max / ns), 64)
+ * each; wmma, mfma and mma, upstream's WMMA geometry: min(num_splits, 192) splits of max(ceil(kv_max / ns), 64)
  * tokens rounded up to a multiple of 16, the partials of splits past them written empty (m = -inf).
  * The result does not depend on the geometry beyond rounding. query_group 1..4
  * consecutive query rows of one request share every K/V read (rows of different requests in a
