@@ -286,7 +286,10 @@ OCT_DEV void md_body(const OctDecodeParams& p, MdSmem& sm) {
         OCT_UNROLL for (int ct = 0; ct < 8; ct++) {
           const int dim = 128 * W + 16 * ct + n;
           OctMfmaH16 bv;
-          bv.r[0] = sm.v[dim][2 * g], bv.r[1] = sm.v[dim][2 * g + 1];
+          // (mutant OCT_MUT_DECODE_MFMA_PV_KORDER: V's two registers in the wrong order, tokens
+          // 4g + 2, 4g + 3 against P's 4g, 4g + 1)
+          const int sw = OCT_MUTANT(OCT_MUT_DECODE_MFMA_PV_KORDER) ? 1 : 0;
+          bv.r[0] = sm.v[dim][2 * g + sw], bv.r[1] = sm.v[dim][2 * g + 1 - sw];
           OCT_UNROLL for (int i = 0; i < 4; i++) o[nt][ct].r[i] = oct_mul_rn(o[nt][ct].r[i], al[i]);
           o[nt][ct] = oct_mfma_f32_16x16x16_f16(pa[nt], bv, o[nt][ct]);
         }

@@ -72,3 +72,4 @@
 #define OCT_MUT_REDUCE_MFMA_MERGE 57  // reduce (mfma): the denominator L sums the splits' l without their weights 2^(m_s - M) (o is weighted, L not)
 #define OCT_MUT_DECODE_MFMA_NTILE_KLEN 58  // decode (mfma): a query in the second 16-query MFMA tile masked with the klen of the query 16 places before it (the MTP row's tile index dropped)
 #define OCT_MUT_DECODE_MFMA_L_F16 59  // decode (mfma): the softmax denominator l kept in fp16 between tiles (stalls and overflows at long context)
+#define OCT_MUT_DECODE_MFMA_PV_KORDER 60  // decode (mfma): the P·V B operand's two registers swapped, V tokens 4g + 2, 4g + 3 paired with P's 4g, 4g + 1 (an operand layout's k order within a lane group)
