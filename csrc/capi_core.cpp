@@ -188,7 +188,7 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   // run on the model of the instructions, on the emulator and CUDA builds. The prefill pair is
   // written "int8rowq+chunk-f16", the chunk's name without its "prefill-" (the field holds 31
   // characters; oracle.ParsePrefillProfile reads either spelling).
-  octave_tier_desc t[3];
+  octave_tier_desc t[4];
   memset(t, 0, sizeof t);
   t[0].tier = OCTAVE_TIER_PORTABLE;
   t[0].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
@@ -201,11 +201,23 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   snprintf(t[1].decode_profile, sizeof t[1].decode_profile, "wmma-f16q");
   static_assert(sizeof "int8rowq+chunk-f16" <= sizeof t[1].prefill_profile, "prefill profile fits its field");
   snprintf(t[1].prefill_profile, sizeof t[1].prefill_profile, "int8rowq+chunk-f16");
-  // The mma tier (decode, profile int8rowq: the int8 query against the K codebook bytes on
-  // mma.sync's s8 form, or wmma-f16q, the WMMA tier's arithmetic, with OCT_DM_INT8K=0; prefill,
-  // the WMMA tier's pair), on CUDA builds and, on the model, the emulator.
+  // The mfma tier (decode, profile int8rowq: the int8 query against the K codebook bytes on
+  // v_mfma_i32_16x16x32_i8, P·V on v_mfma_f32_16x16x16_f16; prefill, the WMMA tier's pair) on
+  // gfx942 and, run on the model of the instructions, on the emulator and CUDA builds. The mma tier
+  // (decode, profile int8rowq: the int8 query against the K codebook bytes on mma.sync's s8 form,
+  // or wmma-f16q, the WMMA tier's arithmetic, with OCT_DM_INT8K=0; prefill, the WMMA tier's pair),
+  // on CUDA builds and, on the model, the emulator. The list is in tier id order.
   int n = 1;
   if (oct_wmma_on(ctx)) n = 2;
+  if (oct_mfma_on(ctx)) {
+    t[n] = octave_tier_desc{};
+    t[n].tier = OCTAVE_TIER_MFMA;
+    t[n].ops = OCTAVE_OP_DECODE;
+    snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MFMA_TIER_NAME);
+    snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "int8rowq");
+    snprintf(t[n].prefill_profile, sizeof t[n].prefill_profile, "int8rowq+chunk-f16");
+    n++;
+  }
   if (oct_mma_on()) {
     t[n] = octave_tier_desc{};
     t[n].tier = OCTAVE_TIER_MMA;

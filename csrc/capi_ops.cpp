@@ -112,17 +112,20 @@ int check_scale(const char* op, float s) {
 
 // The tiers of an op on the context's device (octave_tiers lists the same): portable everywhere;
 // wmma (decode and prefill) where oct_wmma_on says so (gfx1100, or the model on emulator and CUDA
-// builds); mma (decode and prefill) where oct_mma_on says so (CUDA, or the model on the emulator).
+// builds); mfma (decode and prefill) where oct_mfma_on says so (gfx942, or the model on emulator
+// and CUDA builds); mma (decode and prefill) where oct_mma_on says so (CUDA, or the model on the
+// emulator).
 int check_tier(const char* op, octave_ctx* ctx, int32_t tier) {
   if (tier == OCTAVE_TIER_PORTABLE) return OCTAVE_OK;
   if (tier == OCTAVE_TIER_WMMA && oct_wmma_on(ctx)) return OCTAVE_OK;
+  if (tier == OCTAVE_TIER_MFMA && oct_mfma_on(ctx)) return OCTAVE_OK;
   if (tier == OCTAVE_TIER_MMA && oct_mma_on()) return OCTAVE_OK;
   const char* name = tier == OCTAVE_TIER_WMMA ? "wmma" : tier == OCTAVE_TIER_MFMA ? "mfma"
                      : tier == OCTAVE_TIER_MMA ? "mma" : "unknown";
-  const char* offered = oct_wmma_on(ctx) ? (oct_mma_on() ? "the portable tier (0), the " OCT_WMMA_TIER_NAME
-                                                            " tier (1) and the " OCT_MMA_TIER_NAME " tier (3)"
-                                                          : "the portable tier (0) and the " OCT_WMMA_TIER_NAME " tier (1)")
-                                         : "only the portable tier (0)";
+  char offered[160] = "the portable tier (0)";
+  if (oct_wmma_on(ctx)) strncat(offered, ", the " OCT_WMMA_TIER_NAME " tier (1)", sizeof offered - strlen(offered) - 1);
+  if (oct_mfma_on(ctx)) strncat(offered, ", the " OCT_MFMA_TIER_NAME " tier (2)", sizeof offered - strlen(offered) - 1);
+  if (oct_mma_on()) strncat(offered, ", the " OCT_MMA_TIER_NAME " tier (3)", sizeof offered - strlen(offered) - 1);
   return oct_fail(OCTAVE_ERR_UNSUPPORTED_TIER, "%s: tier %d (%s) is not available on %s: this library offers %s there",
                   op, tier, name, ctx->arch, offered);
 }
@@ -316,7 +319,7 @@ int32_t octave_decode_workspace_size(int32_t num_q, int32_t hq, int32_t ns, int3
 
 static int oct_reduce_launch(const char* op, void* out, const float* partials, int64_t o_st, int64_t o_sh,
                              int32_t dtype, int32_t num_q, int32_t hq, int32_t ns, int32_t pstride,
-                             const uint32_t v_signs[8]) {
+                             const uint32_t v_signs[8], bool mfma = false) {
   OctReduceParams p;
   memset(&p, 0, sizeof p);
   p.out = (uint16_t*)out, p.partials = partials, p.o_st = o_st, p.o_sh = o_sh;
@@ -326,7 +329,8 @@ static int oct_reduce_launch(const char* op, void* out, const float* partials, i
   if (groups > kMaxGridX)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: num_q x num_q_heads = %lld is too large (the reduce's grid holds %lld)",
                     op, (long long)groups, (long long)kMaxGridX);
-  OCT_LAUNCHED(op, "octave_reduce_kernel", oct_launch_reduce(p));
+  if (mfma) OCT_LAUNCHED(op, "octave_reduce_mfma_kernel", oct_launch_reduce_mfma(p));
+  else OCT_LAUNCHED(op, "octave_reduce_kernel", oct_launch_reduce(p));
   return OCTAVE_OK;
 }
 
@@ -380,8 +384,8 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   p.kv_max = (int64_t)a.max_blocks * a.block_size;
   p.split_len = OCT_MUTANT(OCT_MUT_DECODE_SPLIT_FLOOR) ? p.kv_max / a.num_splits  // mutant: floor
                                                        : (p.kv_max + a.num_splits - 1) / a.num_splits;
-  if (a.tier == OCTAVE_TIER_WMMA || a.tier == OCTAVE_TIER_MMA) {
-    // Upstream's WMMA geometry (the mma tier's too: the same 16-token tiles) (oracle.WMMAGeometry): min(num_splits, 192) splits of
+  if (a.tier == OCTAVE_TIER_WMMA || a.tier == OCTAVE_TIER_MMA || a.tier == OCTAVE_TIER_MFMA) {
+    // Upstream's WMMA geometry (the mma and mfma tiers' too: the same 16-token tiles) (oracle.WMMAGeometry): min(num_splits, 192) splits of
     // max(ceil(kv_max / ns), 64) tokens rounded up to a multiple of 16; splits past them are empty.
     const int64_t ns = a.num_splits < 192 ? a.num_splits : 192;
     int64_t per = (p.kv_max + ns - 1) / ns;
@@ -398,9 +402,12 @@ int32_t octave_decode(octave_ctx* ctx, const octave_decode_args* in) {
   memcpy(p.k_signs, a.k_signs, 32);
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_decode_wmma_kernel", oct_launch_decode_wmma(p));
   else if (a.tier == OCTAVE_TIER_MMA) OCT_LAUNCHED(op, "octave_decode_mma_kernel", oct_launch_decode_mma(p));
+  else if (a.tier == OCTAVE_TIER_MFMA) OCT_LAUNCHED(op, "octave_decode_mfma_kernel", oct_launch_decode_mfma(p));
   else OCT_LAUNCHED(op, "octave_decode_dot4_kernel", oct_launch_decode(p));
+  // The mfma tier merges its splits with its own wave64 reduce (docs/contract.md §3.4), the others
+  // with the portable one: the ABI's octave_reduce is the portable reduce on every tier.
   return oct_reduce_launch(op, a.out, a.partials, a.out_stride_token, a.out_stride_head, a.dtype, a.num_q,
-                           a.num_q_heads, a.num_splits, pstride, a.v_signs);
+                           a.num_q_heads, a.num_splits, pstride, a.v_signs, a.tier == OCTAVE_TIER_MFMA);
 }
 
 int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* in) {

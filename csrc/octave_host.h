@@ -48,6 +48,24 @@ inline bool oct_wmma_on(const octave_ctx* ctx) {
 #else
 #define OCT_WMMA_TIER_NAME "wmma-model"
 #endif
+// The MFMA tier (docs/kernels.md, "The MFMA tier"). AMD builds compile it for gfx942 only, with the
+// v_mfma instructions (wave64): a gfx942 device has it, a gfx1100 device does not. The CPU emulator
+// and CUDA builds run the same kernels on the model of the instructions (octave_mfma.h: a wave of
+// 64 fibers, or two warps of 32) and offer it on every device as "mfma-model": evidence for
+// gfx942's mfma tier, run on a model, not a tier of their own architecture.
+inline bool oct_mfma_on(const octave_ctx* ctx) {
+#if defined(OCT_AMD)
+  return strcmp(ctx->arch, "gfx942") == 0;
+#else
+  (void)ctx;
+  return true;
+#endif
+}
+#if defined(OCT_AMD)
+#define OCT_MFMA_TIER_NAME "mfma"
+#else
+#define OCT_MFMA_TIER_NAME "mfma-model"
+#endif
 // The mma tier (decode on NVIDIA's mma.sync, csrc/decode_mma*.hip): the instructions on CUDA
 // builds, their model on the emulator (listed as "mma-model"); none on AMD.
 inline bool oct_mma_on() {

@@ -153,13 +153,16 @@ hipError_t oct_launch_decode_wmma(const OctDecodeParams& p);  // split_len: the 
 #endif
 #define OCT_MMA_DECODE_PROFILE (OCT_DM_INT8K ? "int8rowq" : "wmma-f16q")
 hipError_t oct_launch_decode_mma(const OctDecodeParams& p);   // split_len: the WMMA tier's geometry
+hipError_t oct_launch_decode_mfma(const OctDecodeParams& p);  // split_len: the WMMA tier's geometry (decode_mfma.hip)
 hipError_t oct_launch_wmma_selftest(const OctWmmaSelftestParams& p);
 hipError_t oct_launch_mma_selftest(const OctMmaSelftestParams& p);
 hipError_t oct_launch_mfma_selftest(const OctMfmaSelftestParams& p);
 hipError_t oct_launch_reduce(const OctReduceParams& p);
+hipError_t oct_launch_reduce_mfma(const OctReduceParams& p);  // the mfma tier's reduce (reduce_mfma.hip)
 hipError_t oct_launch_prefill(const OctPrefillParams& p);
 hipError_t oct_launch_prefill_wmma(const OctPrefillParams& p);  // the WMMA tier (prefill_wmma.hip)
 hipError_t oct_launch_prefill_mma(const OctPrefillParams& p);   // the mma tier (prefill_mma.hip)
+hipError_t oct_launch_prefill_mfma(const OctPrefillParams& p);  // the mfma tier (prefill_mfma.hip)
 hipError_t oct_launch_prefill_mma_merge(const OctPrefillParams& p);  // its split merge (prefill_mma_merge.hip)
 hipError_t oct_launch_query_maps(const OctQueryMapsParams& p);
 
