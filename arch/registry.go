@@ -310,7 +310,7 @@ var registry = []Arch{
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
 			{PieceMFMAF16, []string{"v_mfma_f32_16x16x16_f16"}},
 		},
-		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}}},
+		Tiers:       []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}, PrefillProfile: "int8rowq+chunk-f16"}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
 		// The portable kernels, and the MFMA self-test's kernel with both MFMA forms (the mfma
