@@ -475,11 +475,6 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
   OCT_TRY(check_tier(op, ctx, a.tier));
   OCT_TRY(check_fmt(op, a.fmt));
   OCT_TRY(check_dtype(op, a.dtype));
-  // The mfma prefill takes fp16 only (bf16 is an extension of the portable, WMMA and mma tiers;
-  // octave_mfma.h has no bf16 MFMA).
-  if (a.tier == OCTAVE_TIER_MFMA && a.dtype != OCTAVE_DTYPE_F16)
-    return oct_fail(OCTAVE_ERR_DTYPE, "%s: dtype %d is not supported on the mfma tier: expected %d (fp16)", op, a.dtype,
-                    (int)OCTAVE_DTYPE_F16);
   OCT_TRY(check_head(op, a.head_size));
   OCT_TRY(check_splits(op, a.num_splits, 0, OCT_PM_MAX_SPLITS));
   OCT_TRY(check_scale(op, a.sm_scale));

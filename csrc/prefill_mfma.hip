@@ -17,10 +17,14 @@
 // fp16 q and k (exact products, fp32 accumulation), the 4 blocks' partial sums added in order, times
 // sm_scale·log2(e); P = fp16(p) into an f16 MFMA against the exact fp16 V.
 // One online softmax in base 2 covers both phases; between them o is scaled by 2^-12 (exact), back
-// to V units. The denominator l sums the unrounded p. out = o / l, rounded to fp16, still rotated.
+// to V units. The denominator l sums the unrounded p. out = o / l, rounded to the dtype, still
+// rotated.
 //
-// bf16 (an Octant extension of the portable, WMMA and mma tiers) is not taken: the host refuses it
-// on this tier with OCTAVE_ERR_DTYPE (CDNA3's bf16 MFMA is not in octave_mfma.h and its model).
+// bf16 (an Octant extension, as on the portable and WMMA tiers): phase 1 quantizes the bf16 query
+// the same way; phase 2 runs the bf16 MFMA (v_mfma_f32_16x16x16_bf16: bf16 products are exact too),
+// and P = fp16(p) is split exactly into two bf16 parts, hi (its leading 8 significant bits) and
+// lo = P − hi (at most 3), each multiplied by the exact bf16 V into an accumulator of its own; the
+// two are added once at the end (the WMMA prefill's split, docs/kernels.md).
 //
 // Workgroup (tile of 16 consecutive query rows, query head hq): OCT_THREADS = 128 threads, two
 // hardware waves of 64 (wave W = threads 64W..64W+63, lane l = thread mod 64); every MFMA call is
@@ -55,7 +59,7 @@ static_assert(MP_WAVES == 2, "wave W holds K blocks 2W, 2W + 1 and dims 128W..12
 #if OCT_MFMA_BODY
 
 struct MpSmem {
-  uint32_t qh[MP_ROWS][MP_HROW];  // the set's q rows, raw fp16 (dims 2i, 2i+1 in dword i); other rows zero
+  uint32_t qh[MP_ROWS][MP_HROW];  // the set's q rows, raw fp16/bf16 (dims 2i, 2i+1 in dword i); other rows zero
   uint32_t q8[MP_ROWS][MP_BROW];  // the int8 query (dims 4i..4i+3 in dword i)
   float qs[MP_ROWS];              // query scale qmax / 127
   int seq[MP_ROWS];               // each row's sequence, -1 for none
@@ -75,7 +79,8 @@ struct MpSmem {
   float s[4][MP_ROWS][MP_TOK];               // partial scores, [K block][row][token]
   float alpha[MP_ROWS];                      // this tile's rescale factor of each row
   float lsum[MP_ROWS];                       // each row's l at the end
-  alignas(16) uint16_t pp[MP_ROWS][MP_TOK];  // P' or P (fp16), [row][token]
+  alignas(16) uint16_t pp[MP_ROWS][MP_TOK];  // P' or P (fp16; bf16: P's high part), [row][token]
+  alignas(16) uint16_t pl[MP_ROWS][MP_TOK];  // bf16 only: P's low part
 };
 
 // Stages prefix tokens ts..ts+15 (those below te = ctx) of KV head h: logical wave w takes tokens w,
@@ -138,9 +143,9 @@ OCT_DEV float mp_score_prefix(const MpSmem& sm, int r, int t, float qs, float sc
 }
 
 // One online-softmax step of row r over a tile whose token t has score sc(t) (-inf: masked): writes
-// the row's P (P' of the prefix, fp16(p) of the chunk) and alpha, updates m and l.
-// PHASE 1: P' = fp16(fp32(p · V scale) · 64).
-template <int PHASE, class Score>
+// the row's P (P' of the prefix, fp16(p) of the chunk; bf16: its two parts) and alpha, updates m
+// and l. PHASE 1: P' = fp16(fp32(p · V scale) · 64).
+template <int PHASE, bool BF16, class Score>
 OCT_DEV void mp_softmax(MpSmem& sm, int r, const Score& sc, float& m, float& l) {
   const float ninf = -oct_inf();
   float mx = ninf;
@@ -148,6 +153,7 @@ OCT_DEV void mp_softmax(MpSmem& sm, int r, const Score& sc, float& m, float& l) 
   const float mn = oct_fmax(m, mx);
   float alpha = 1.0f, sum = 0.0f;
   uint16_t* pp = sm.pp[r];
+  uint16_t* pl = sm.pl[r];
   if (mn != ninf) {
     alpha = oct_exp2(m - mn);
     OCT_NOUNROLL for (int t = 0; t < MP_TOK; t++) {
@@ -155,11 +161,18 @@ OCT_DEV void mp_softmax(MpSmem& sm, int r, const Score& sc, float& m, float& l) 
       sum = oct_add_rn(sum, pt);
       if (PHASE == 1)  // a masked token (p = 0) is exactly 0, whatever its V scale
         pp[t] = pt == 0.0f ? (uint16_t)0 : oct_f32_to_f16(oct_mul_rn(oct_mul_rn(pt, sm.u.pre.vs[t]), 64.0f));
-      else
+      else if (!BF16)
         pp[t] = oct_f32_to_f16(pt);
+      else {
+        // fp16(p) = hi + lo exactly: hi its leading 8 significant bits (a bf16 value), lo the rest.
+        const float ph = oct_f16_to_f32(oct_f32_to_f16(pt));
+        const uint32_t hb = oct_f2u(ph) & 0xFFFF0000u;
+        pp[t] = (uint16_t)(hb >> 16);
+        pl[t] = (uint16_t)(oct_f2u(oct_sub_rn(ph, oct_u2f(hb))) >> 16);
+      }
     }
   } else {
-    OCT_NOUNROLL for (int t = 0; t < MP_TOK; t++) pp[t] = 0;
+    OCT_NOUNROLL for (int t = 0; t < MP_TOK; t++) pp[t] = 0, pl[t] = 0;
   }
   l = oct_fma(l, alpha, sum);
   m = mn;
@@ -175,24 +188,33 @@ OCT_DEV void mp_rescale(const MpSmem& sm, int g, OctMfmaF32 o[8]) {
 }
 
 // P·V of one tile: A = P (row n, tokens 4g..4g+3 of this lane), B = V [dim][token] (dim column
-// 128W + 16ct + n, the same tokens); o[ct] += P·V.
-OCT_DEV void mp_pv(const MpSmem& sm, const uint16_t (*v)[MP_TOK], int W, int n, int g, OctMfmaF32 o[8]) {
-  OctMfmaH16 pa;
+// 128W + 16ct + n, the same tokens); o[ct] += P·V. BF16 (the chunk of a bf16 call): the bf16 MFMA,
+// P's high part into o, its low part into olo.
+template <bool BF16>
+OCT_DEV void mp_pv(const MpSmem& sm, const uint16_t (*v)[MP_TOK], int W, int n, int g, OctMfmaF32 o[8], OctMfmaF32 olo[8]) {
+  OctMfmaH16 pa, pb;
   pa.r[0] = ((const uint32_t*)sm.pp[n])[2 * g], pa.r[1] = ((const uint32_t*)sm.pp[n])[2 * g + 1];
+  if (BF16) pb.r[0] = ((const uint32_t*)sm.pl[n])[2 * g], pb.r[1] = ((const uint32_t*)sm.pl[n])[2 * g + 1];
   OCT_UNROLL for (int ct = 0; ct < 8; ct++) {
     const uint32_t* col = (const uint32_t*)v[128 * W + 16 * ct + n];
     OctMfmaH16 b;
     b.r[0] = col[2 * g], b.r[1] = col[2 * g + 1];
-    o[ct] = oct_mfma_f32_16x16x16_f16(pa, b, o[ct]);
+    if (BF16) {
+      o[ct] = oct_mfma_f32_16x16x16_bf16(pa, b, o[ct]);
+      olo[ct] = oct_mfma_f32_16x16x16_bf16(pb, b, olo[ct]);
+    } else {
+      o[ct] = oct_mfma_f32_16x16x16_f16(pa, b, o[ct]);
+    }
   }
 }
 
-template <int FMT>
+template <int FMT, bool BF16>
 OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
   const int tid = oct_tid(), lane = oct_lane(), w = oct_wave();        // logical waves of 32 (staging)
   const int W = tid >> 6, l64 = oct_mfma_lane(), n = l64 & 15, g = l64 >> 4;  // waves of 64 (MFMA)
   const int64_t row0 = (int64_t)oct_bid_x() * MP_ROWS;
   const int hq = oct_bid_y(), h = hq / p.g;
+  const int dtype = BF16 ? 2 : 1;
   const float ninf = -oct_inf();
   const float sc = p.score_scale;  // sm_scale·log2(e)
   const bool srow = tid < MP_ROWS;  // this thread runs the softmax of row tid
@@ -228,7 +250,7 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
       float x[8], amax = 0.0f;
       for (int i = 0; i < 4; i++) {
         sm.qh[r][4 * lane + i] = raw[i];
-        x[2 * i] = oct_h2f((uint16_t)raw[i], 1), x[2 * i + 1] = oct_h2f((uint16_t)(raw[i] >> 16), 1);
+        x[2 * i] = oct_h2f((uint16_t)raw[i], dtype), x[2 * i + 1] = oct_h2f((uint16_t)(raw[i] >> 16), dtype);
       }
       for (int e = 0; e < 8; e++) amax = oct_fmax(amax, oct_fabs(x[e]));
       const float qmax = oct_fmax(oct_max32(amax), 1e-8f);
@@ -242,9 +264,9 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
     }
 
     float mrun = ninf, lrun = 0.0f;  // softmax threads: row tid
-    OctMfmaF32 o[8];                 // dims 128W + 16ct + n, rows 4g..4g+3
+    OctMfmaF32 o[8], olo[8];         // dims 128W + 16ct + n, rows 4g..4g+3; olo: bf16's low parts of P
     OCT_UNROLL for (int ct = 0; ct < 8; ct++)
-      OCT_UNROLL for (int i = 0; i < 4; i++) o[ct].r[i] = 0.0f;
+      OCT_UNROLL for (int i = 0; i < 4; i++) o[ct].r[i] = 0.0f, olo[ct].r[i] = 0.0f;
 
     // Phase 1: the packed prefix, tokens 0..ctx-1.
     const int32_t* bt_row = p.block_table + (int64_t)s * p.max_blocks;
@@ -275,11 +297,11 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
       if (srow) {
         const float qs = sm.qs[tid];
         const auto score = [&](int t) { return mine && sm.u.pre.ok[t] ? mp_score_prefix(sm, tid, t, qs, sc) : ninf; };
-        mp_softmax<1>(sm, tid, score, mrun, lrun);
+        mp_softmax<1, BF16>(sm, tid, score, mrun, lrun);
       }
       oct_sync();
       mp_rescale(sm, g, o);
-      mp_pv(sm, sm.u.pre.v, W, n, g, o);
+      mp_pv<false>(sm, sm.u.pre.v, W, n, g, o, olo);
     }
     // o holds Σ P'·codebook = 4096 × the V units: back to V units (exact).
     OCT_UNROLL for (int ct = 0; ct < 8; ct++)
@@ -292,7 +314,7 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
       oct_sync();
       mp_stage_chunk(p, sm, qstart, us, umax, h, lane, w);
       oct_sync();
-      // Block b of q·k: 4 chained f16 MFMAs of 16 dims, fp32 accumulation. A: query row n, dims
+      // Block b of q·k: 4 chained f16 (bf16) MFMAs of 16 dims, fp32 accumulation. A: query row n, dims
       // 64b + 16kk + 4g..+3; B: token n, the same dims.
       OCT_UNROLL for (int bb = 0; bb < 2; bb++) {
         const int b = 2 * W + bb;
@@ -303,7 +325,7 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
           OctMfmaH16 a, kb;
           a.r[0] = sm.qh[n][dp], a.r[1] = sm.qh[n][dp + 1];
           kb.r[0] = sm.u.chk.k[n][dp], kb.r[1] = sm.u.chk.k[n][dp + 1];
-          acc = oct_mfma_f32_16x16x16_f16(a, kb, acc);
+          acc = BF16 ? oct_mfma_f32_16x16x16_bf16(a, kb, acc) : oct_mfma_f32_16x16x16_f16(a, kb, acc);
         }
         OCT_UNROLL for (int i = 0; i < 4; i++) sm.s[b][4 * g + i][n] = acc.r[i];
       }
@@ -313,11 +335,12 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
         const auto score = [&](int t) {
           return mine && us + t <= pos && us + t <= umax ? oct_mul_rn(mp_sum4(sm, tid, t), sc) : ninf;
         };
-        mp_softmax<2>(sm, tid, score, mrun, lrun);
+        mp_softmax<2, BF16>(sm, tid, score, mrun, lrun);
       }
       oct_sync();
       mp_rescale(sm, g, o);
-      mp_pv(sm, sm.u.chk.v, W, n, g, o);
+      if (BF16) mp_rescale(sm, g, olo);
+      mp_pv<BF16>(sm, sm.u.chk.v, W, n, g, o, olo);
     }
 
     // out = o / l for the rows of the set (wave W: dims 128W..128W+127).
@@ -328,35 +351,42 @@ OCT_DEV void mp_body(const OctPrefillParams& p, MpSmem& sm) {
       if (!((set >> r) & 1)) continue;
       const float lr = sm.lsum[r];
       uint16_t* dst = p.out + (row0 + r) * p.o_st + (int64_t)hq * p.o_sh + 128 * W + n;
-      OCT_UNROLL for (int ct = 0; ct < 8; ct++) dst[16 * ct] = oct_f2h(lr == 0.0f ? 0.0f : oct_div_rn(o[ct].r[i], lr), 1);
+      OCT_UNROLL for (int ct = 0; ct < 8; ct++) {
+        const float x = BF16 ? oct_add_rn(o[ct].r[i], olo[ct].r[i]) : o[ct].r[i];
+        dst[16 * ct] = oct_f2h(lr == 0.0f ? 0.0f : oct_div_rn(x, lr), dtype);
+      }
     }
   }
 }
 
-template <int FMT>
+template <int FMT, bool BF16>
 OCT_DEV void mp_kernel(const OctPrefillParams& p) {
   OCT_SHARED MpSmem sm;
-  mp_body<FMT>(p, sm);
+  mp_body<FMT, BF16>(p, sm);
 }
-#define OCT_MP_BODY(fmt) mp_kernel<fmt>(p);
+#define OCT_MP_BODY(fmt, bf) mp_kernel<fmt, bf>(p);
 #else
-#define OCT_MP_BODY(fmt) (void)p;
+#define OCT_MP_BODY(fmt, bf) (void)p;
 #endif
 
-// One kernel per format (the layout is a compile-time constant).
-#define OCT_MP_KERNEL(name, fmt) \
-  OCT_KERNEL(OCT_THREADS) void name(OctPrefillParams p) { OCT_MP_BODY(fmt) }
-OCT_MP_KERNEL(octave_prefill_mfma_k3v4_kernel, 4)
-OCT_MP_KERNEL(octave_prefill_mfma_k3v3_kernel, 3)
-OCT_MP_KERNEL(octave_prefill_mfma_k3v3c_kernel, 19)
+// One kernel per format and dtype (the layout and the chunk's MFMA form are compile-time constants).
+#define OCT_MP_KERNEL(name, fmt, bf) \
+  OCT_KERNEL(OCT_THREADS) void name(OctPrefillParams p) { OCT_MP_BODY(fmt, bf) }
+OCT_MP_KERNEL(octave_prefill_mfma_k3v4_kernel, 4, false)
+OCT_MP_KERNEL(octave_prefill_mfma_k3v3_kernel, 3, false)
+OCT_MP_KERNEL(octave_prefill_mfma_k3v3c_kernel, 19, false)
+OCT_MP_KERNEL(octave_prefill_mfma_k3v4_bf16_kernel, 4, true)
+OCT_MP_KERNEL(octave_prefill_mfma_k3v3_bf16_kernel, 3, true)
+OCT_MP_KERNEL(octave_prefill_mfma_k3v3c_bf16_kernel, 19, true)
 
 #define OCT_MP_LAUNCH(name) OCT_LAUNCH(name, tiles, p.hq, 1, OCT_THREADS, p)
 hipError_t oct_launch_prefill_mfma(const OctPrefillParams& p) {
   const int64_t tiles = ((int64_t)p.rows + MP_ROWS - 1) / MP_ROWS;
-  switch (p.fmt) {  // the host accepts formats 3, 4 and 19 and dtype fp16 only
-    case 4: OCT_MP_LAUNCH(octave_prefill_mfma_k3v4_kernel); break;
-    case 3: OCT_MP_LAUNCH(octave_prefill_mfma_k3v3_kernel); break;
-    default: OCT_MP_LAUNCH(octave_prefill_mfma_k3v3c_kernel); break;
+  const bool bf = p.dtype == 2;
+  switch (p.fmt) {  // the host accepts formats 3, 4 and 19 only
+    case 4: if (bf) OCT_MP_LAUNCH(octave_prefill_mfma_k3v4_bf16_kernel); else OCT_MP_LAUNCH(octave_prefill_mfma_k3v4_kernel); break;
+    case 3: if (bf) OCT_MP_LAUNCH(octave_prefill_mfma_k3v3_bf16_kernel); else OCT_MP_LAUNCH(octave_prefill_mfma_k3v3_kernel); break;
+    default: if (bf) OCT_MP_LAUNCH(octave_prefill_mfma_k3v3c_bf16_kernel); else OCT_MP_LAUNCH(octave_prefill_mfma_k3v3c_kernel); break;
   }
   return oct_launch_status();
 }
