@@ -203,14 +203,27 @@ func KernelPrefillWMMABF16Variants() []string {
 	return []string{"octave_prefill_wmma_k3v4_bf16_kernel", "octave_prefill_wmma_k3v3_bf16_kernel", "octave_prefill_wmma_k3v3c_bf16_kernel"}
 }
 
+// KernelPrefillMFMAVariants are the symbols of the mfma tier's prefill kernel, one per format for
+// fp16 (csrc/prefill_mfma.hip): on gfx942 every one shows the int8 MFMA (the prefix's QK), the f16
+// MFMA (the prefix's P'·V, the chunk) and the codebook lookup.
+func KernelPrefillMFMAVariants() []string {
+	return []string{"octave_prefill_mfma_k3v4_kernel", "octave_prefill_mfma_k3v3_kernel", "octave_prefill_mfma_k3v3c_kernel"}
+}
+
+// KernelPrefillMFMABF16Variants are the bf16 variants of the mfma prefill (an Octant extension):
+// the same pieces, and the bf16 MFMA of the chunk.
+func KernelPrefillMFMABF16Variants() []string {
+	return []string{"octave_prefill_mfma_k3v4_bf16_kernel", "octave_prefill_mfma_k3v3_bf16_kernel", "octave_prefill_mfma_k3v3c_bf16_kernel"}
+}
+
 // KernelWMMASelftest is the test entry point's kernel (csrc/wmma_selftest.hip, not part of the ABI):
 // one WMMA of each form, so on gfx1100 it shows that the builtins become the f16, bf16 and iu8
 // instructions.
 const KernelWMMASelftest = "octave_wmma_selftest_kernel"
 
 // KernelMFMASelftest is the MFMA test entry point's kernel (csrc/mfma_selftest.hip, not part of the
-// ABI): one MFMA of each form, so on gfx942 it shows that the builtins become the i8 and f16
-// instructions the mfma tier's kernels are to use. It marks no tier built.
+// ABI): one MFMA of each form, so on gfx942 it shows that the builtins become the i8, f16 and bf16
+// instructions the mfma tier's kernels use. It marks no tier built.
 const KernelMFMASelftest = "octave_mfma_selftest_kernel"
 
 // KernelDecodeVariants are the symbols of the portable decode kernel, one per format and bound on
@@ -233,6 +246,7 @@ const (
 	PieceWMMAF16  = "f16 matrix core"  // gfx1100's f16 WMMA with fp32 results (the wmma tier's decode, prefill's P·V and chunk)
 	PieceWMMABF16 = "bf16 matrix core" // gfx1100's bf16 WMMA with fp32 results (the wmma prefill's bf16 chunk)
 	PieceMFMAF16  = "f16 mfma"         // gfx942's f16 MFMA with fp32 results (the mfma tier's P·V)
+	PieceMFMABF16 = "bf16 mfma"        // gfx942's bf16 MFMA with fp32 results (the mfma prefill's bf16 chunk)
 )
 
 func portable() Tier {

@@ -437,7 +437,8 @@ func mfmaBF16Problems(rng *rand.Rand) []*mfmaProblem {
 		add(fmt.Sprintf("random%d", i), func(p *mfmaProblem) { randAB(p, 117, 137); randC(p, -8, 12) })
 	}
 	add("random-wide", func(p *mfmaProblem) { randAB(p, 80, 170); randC(p, -40, 40) }) // 2^-47..2^43
-	add("single", func(p *mfmaProblem) { // one product per element, distinct everywhere: a position map
+	// one product per element, distinct everywhere: a position map
+	add("single", func(p *mfmaProblem) {
 		for m := 0; m < 16; m++ {
 			p.A[m][(m+5)%16] = exactBF16(float64(m + 1))
 		}
