@@ -214,14 +214,27 @@ func KernelPrefillWMMABF16Variants() []string {
 	return []string{"octave_prefill_wmma_k3v4_bf16_kernel", "octave_prefill_wmma_k3v3_bf16_kernel", "octave_prefill_wmma_k3v3c_bf16_kernel"}
 }
 
+// KernelPrefillMFMAVariants are the symbols of the mfma tier's prefill kernel, one per format for
+// fp16 (csrc/prefill_mfma.hip): on gfx942 every one shows the int8 MFMA (the prefix's QK), the f16
+// MFMA (the prefix's P'·V, the chunk) and the codebook lookup.
+func KernelPrefillMFMAVariants() []string {
+	return []string{"octave_prefill_mfma_k3v4_kernel", "octave_prefill_mfma_k3v3_kernel", "octave_prefill_mfma_k3v3c_kernel"}
+}
+
+// KernelPrefillMFMABF16Variants are the bf16 variants of the mfma prefill (an Octant extension):
+// the same pieces, and the bf16 MFMA of the chunk.
+func KernelPrefillMFMABF16Variants() []string {
+	return []string{"octave_prefill_mfma_k3v4_bf16_kernel", "octave_prefill_mfma_k3v3_bf16_kernel", "octave_prefill_mfma_k3v3c_bf16_kernel"}
+}
+
 // KernelWMMASelftest is the test entry point's kernel (csrc/wmma_selftest.hip, not part of the ABI):
 // one WMMA of each form, so on gfx1100 it shows that the builtins become the f16, bf16 and iu8
 // instructions.
 const KernelWMMASelftest = "octave_wmma_selftest_kernel"
 
 // KernelMFMASelftest is the MFMA test entry point's kernel (csrc/mfma_selftest.hip, not part of the
-// ABI): one MFMA of each form, so on gfx942 it shows that the builtins become the i8 and f16
-// instructions the mfma tier's kernels are to use. It marks no tier built.
+// ABI): one MFMA of each form, so on gfx942 it shows that the builtins become the i8, f16 and bf16
+// instructions the mfma tier's kernels use. It marks no tier built.
 const KernelMFMASelftest = "octave_mfma_selftest_kernel"
 
 // KernelDecodeMFMAVariants are the symbols of the mfma tier's decode kernel, one per format
@@ -255,6 +268,7 @@ const (
 	PieceWMMAF16  = "f16 matrix core"  // gfx1100's f16 WMMA with fp32 results (the wmma tier's decode, prefill's P·V and chunk)
 	PieceWMMABF16 = "bf16 matrix core" // gfx1100's bf16 WMMA with fp32 results (the wmma prefill's bf16 chunk)
 	PieceMFMAF16  = "f16 mfma"         // gfx942's f16 MFMA with fp32 results (the mfma tier's P·V)
+	PieceMFMABF16 = "bf16 mfma"        // gfx942's bf16 MFMA with fp32 results (the mfma prefill's bf16 chunk)
 )
 
 func portable() Tier {
@@ -300,14 +314,22 @@ func wmmaNeeds() []KernelNeeds {
 
 // mfmaNeeds: the mfma tier's kernels on gfx942. Decode dots the int8 query against the K codebook
 // bytes (byte permute) with the i8 MFMA and runs P'·V on the f16 MFMA; its reduce must only exist;
-// the self-test kernel runs both forms.
+// prefill dots the int8 query against the K codebook bytes with the i8 MFMA and runs P'·V and the
+// chunk on the f16 MFMA (its bf16 variants the chunk on the bf16 MFMA); the self-test kernel runs
+// every form.
 func mfmaNeeds() []KernelNeeds {
 	var needs []KernelNeeds
 	for _, k := range KernelDecodeMFMAVariants() {
 		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceMFMAF16, PieceCodebook}})
 	}
 	needs = append(needs, KernelNeeds{KernelReduceMFMA, nil})
-	return append(needs, KernelNeeds{KernelMFMASelftest, []string{PieceMatrix, PieceMFMAF16}})
+	for _, k := range KernelPrefillMFMAVariants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceMFMAF16, PieceCodebook}})
+	}
+	for _, k := range KernelPrefillMFMABF16Variants() {
+		needs = append(needs, KernelNeeds{k, []string{PieceMatrix, PieceMFMAF16, PieceMFMABF16, PieceCodebook}})
+	}
+	return append(needs, KernelNeeds{KernelMFMASelftest, []string{PieceMatrix, PieceMFMAF16, PieceMFMABF16}})
 }
 
 var amdFlags = []string{"-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib",
@@ -344,13 +366,14 @@ var registry = []Arch{
 			{PieceCodebook, []string{"v_perm_b32"}},
 			{PieceMatrix, []string{"v_mfma_i32_16x16x32_i8"}},
 			{PieceMFMAF16, []string{"v_mfma_f32_16x16x16_f16"}},
+			{PieceMFMABF16, []string{"v_mfma_f32_16x16x16_bf16"}},
 		},
 		// The mfma tier: decode (csrc/decode_mfma.hip, profile int8rowq, with its wave64 reduce
 		// csrc/reduce_mfma.hip) and prefill (csrc/prefill_mfma.hip, the WMMA tier's profile pair),
 		// on the v_mfma instructions. The emulator and CUDA libraries run the same kernels on a model
 		// of the instructions and list them as "mfma-model": evidence for this tier (ran on a model).
 		Tiers: []Tier{portable(), {ID: TierMFMA, Name: MFMA, Ops: []Op{Decode, Prefill}, DecodeProfile: "int8rowq",
-			PrefillProfile: "int8rowq+chunk-f16", Built: true, NotBuilt: []Op{Prefill}}},
+			PrefillProfile: "int8rowq+chunk-f16", Built: true}},
 		BuildFlags:  append([]string{"--offload-arch=gfx942"}, amdFlags...),
 		Disassemble: "llvm-objdump-19 -d --mcpu=gfx942",
 		Kernels:     append(portableNeeds(), mfmaNeeds()...),

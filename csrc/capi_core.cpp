@@ -212,7 +212,7 @@ int32_t octave_tiers(octave_ctx* ctx, octave_tier_desc* out, int32_t cap, int32_
   if (oct_mfma_on(ctx)) {
     t[n] = octave_tier_desc{};
     t[n].tier = OCTAVE_TIER_MFMA;
-    t[n].ops = OCTAVE_OP_DECODE;
+    t[n].ops = OCTAVE_OP_DECODE | OCTAVE_OP_PREFILL;
     snprintf(t[n].name, sizeof t[n].name, "%s", OCT_MFMA_TIER_NAME);
     snprintf(t[n].decode_profile, sizeof t[n].decode_profile, "int8rowq");
     snprintf(t[n].prefill_profile, sizeof t[n].prefill_profile, "int8rowq+chunk-f16");

@@ -542,6 +542,7 @@ int32_t octave_prefill(octave_ctx* ctx, const octave_prefill_args* in) {
     return OCTAVE_OK;
   }
   if (a.tier == OCTAVE_TIER_WMMA) OCT_LAUNCHED(op, "octave_prefill_wmma_kernel", oct_launch_prefill_wmma(p));
+  else if (a.tier == OCTAVE_TIER_MFMA) OCT_LAUNCHED(op, "octave_prefill_mfma_kernel", oct_launch_prefill_mfma(p));
   else if (a.tier == OCTAVE_TIER_MMA) OCT_LAUNCHED(op, "octave_prefill_mma_kernel", oct_launch_prefill_mma(p));
   else OCT_LAUNCHED(op, "octave_prefill_fp32_kernel", oct_launch_prefill(p));
   return OCTAVE_OK;

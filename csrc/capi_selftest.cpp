@@ -96,10 +96,10 @@ extern "C" int32_t octave_mfma_selftest(octave_ctx* ctx, const octave_mfma_selft
   octave_mfma_selftest_args a;
   if (int s = oct_args(in, a, op)) return s;
   if (int s = oct_enter(ctx, op)) return s;
-  if (a.form < OCTAVE_MFMA_I32_16X16X32_I8 || a.form > OCTAVE_MFMA_EXCHANGE)
+  if (a.form < OCTAVE_MFMA_I32_16X16X32_I8 || a.form > OCTAVE_MFMA_F32_16X16X16_BF16)
     return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT,
-                    "%s: form = %d, expected 0 (i32 <- i8, 16x16x32), 1 (f32 <- f16, 16x16x16) or 2 (the model's "
-                    "exchange)",
+                    "%s: form = %d, expected 0 (i32 <- i8, 16x16x32), 1 (f32 <- f16, 16x16x16), 2 (the model's "
+                    "exchange) or 3 (f32 <- bf16, 16x16x16)",
                     op, a.form);
   if (a.n < 1 || a.n > 65535) return oct_fail(OCTAVE_ERR_INVALID_ARGUMENT, "%s: n = %d, expected 1..65535", op, a.n);
   if (int s = st_check_regs(op, a.a, a.b, a.c, a.d)) return s;

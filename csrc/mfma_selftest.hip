@@ -7,7 +7,7 @@
 #include "octave_params.h"
 
 #if OCT_MFMA_BODY
-// Form 0 (i8) and 1 (f16): registers a[0..1], b[0..1] and c[0..3] of each lane in, d[0..3] out.
+// Form 0 (i8), 1 (f16) and 3 (bf16): registers a[0..1], b[0..1] and c[0..3] of each lane in, d[0..3] out.
 template <int FORM>
 OCT_DEV void mst_run(const OctMfmaSelftestParams& p, int64_t base) {
   if (FORM == 0) {
@@ -22,7 +22,7 @@ OCT_DEV void mst_run(const OctMfmaSelftestParams& p, int64_t base) {
     OctMfmaF32 c;
     for (int i = 0; i < 2; i++) a.r[i] = p.a[base + i], b.r[i] = p.b[base + i];
     for (int i = 0; i < 4; i++) c.r[i] = oct_u2f(p.c[base + i]);
-    const OctMfmaF32 d = oct_mfma_f32_16x16x16_f16(a, b, c);
+    const OctMfmaF32 d = FORM == 3 ? oct_mfma_f32_16x16x16_bf16(a, b, c) : oct_mfma_f32_16x16x16_f16(a, b, c);
     for (int i = 0; i < 4; i++) p.d[base + i] = oct_f2u(d.r[i]);
   }
 }
@@ -57,6 +57,7 @@ OCT_KERNEL(256) void octave_mfma_selftest_kernel(OctMfmaSelftestParams p) {
   switch (p.form) {  // the host accepts these only (form 2 on the model's builds)
     case 0: mst_run<0>(p, base); break;
     case 1: mst_run<1>(p, base); break;
+    case 3: mst_run<3>(p, base); break;
 #if OCT_MFMA_MODEL
     case 2: mst_exchange(p, base); break;
 #endif

@@ -313,15 +313,15 @@ func TestPrefillErrors(t *testing.T) {
 				break
 			}
 		}
-		// Octant decision (docs/contract.md §3.5, octave_capi.h): the portable, WMMA and mma tiers accept
-		// bf16 q, k, v and out as an extension of the contract's fp16; a tier without it refuses
+		// Octant decision (docs/contract.md §3.5, octave_capi.h): the portable, WMMA, mfma and mma tiers
+		// accept bf16 q, k, v and out as an extension of the contract's fp16; a tier without it refuses
 		// bf16 with OCTAVE_ERR_DTYPE. (TestPrefillGrid judges bf16 results against the oracle.)
 		qbf, _ := randRows(rng, T*hq, kernels.BF16, gaussian)
 		qbfb := bufs.input("q bf16", kernels.Uint16Bytes(qbf))
 		a := base()
 		a.Dtype, a.Q, a.K, a.V = kernels.BF16, qbfb.Ptr, qbfb.Ptr, qbfb.Ptr
 		err := dev.Prefill(a)
-		if tier.Tier == kernels.TierPortable || tier.Tier == kernels.TierWMMA || tier.Tier == kernels.TierMMA {
+		if tier.Tier == kernels.TierPortable || tier.Tier == kernels.TierWMMA || tier.Tier == kernels.TierMFMA || tier.Tier == kernels.TierMMA {
 			must(t, err, "prefill with bf16 on the "+string(tier.Name)+" tier (an Octant extension: accepted)")
 			must(t, dev.Sync(), "sync")
 			written := false

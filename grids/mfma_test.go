@@ -9,8 +9,8 @@ package grids
 // (or the hardware, or a defect) whose layout differs fails here instead of agreeing with itself.
 //
 // On the emulator and CUDA builds (the model) every result must equal the model's documented
-// arithmetic bit for bit. On gfx942 (the instructions) the f16 form's results must lie within
-// what the bounds assume of a matrix instruction (matrixSumTol), the i8 form's must be exact.
+// arithmetic bit for bit. On gfx942 (the instructions) the f16 and bf16 forms' results must lie
+// within what the bounds assume of a matrix instruction (matrixSumTol), the i8 form's must be exact.
 // gfx1100 has no MFMA: the entry point must refuse it.
 //
 //	OCTANT_LIB=$PWD/build/liboctave_emu.so go test ./grids/ -run 'TestMFMA' -v
@@ -44,10 +44,22 @@ const (
 	mfmaI8       = 0 // v_mfma_i32_16x16x32_i8
 	mfmaF16      = 1 // v_mfma_f32_16x16x16_f16
 	mfmaExchange = 2 // the model's 64-lane exchange
+	mfmaBF16     = 3 // v_mfma_f32_16x16x16_bf16
 )
 
-// mfmaK is the K of a form: 32 int8 or 16 f16 elements per row of A.
-func mfmaK(form int) int { return map[int]int{mfmaI8: 32, mfmaF16: 16}[form] }
+// mfmaK is the K of a form: 32 int8 or 16 f16 (bf16) elements per row of A.
+func mfmaK(form int) int { return map[int]int{mfmaI8: 32, mfmaF16: 16, mfmaBF16: 16}[form] }
+
+// mfmaHalf reports whether a form's A and B elements are 16 bits (f16, bf16).
+func mfmaHalf(form int) bool { return form == mfmaF16 || form == mfmaBF16 }
+
+// mfmaElem is the value of a 16-bit A or B element of a half form.
+func mfmaElem(form int, h uint32) float64 {
+	if form == mfmaBF16 {
+		return bf16(h)
+	}
+	return f16(h)
+}
 
 // ---- the documented layout (CDNA3 wave64; docs/kernels.md cites the sources) ----------------------
 
@@ -56,10 +68,10 @@ func mfmaK(form int) int { return map[int]int{mfmaI8: 32, mfmaF16: 16}[form] }
 type mfmaSlot struct{ lane, reg, shift int }
 
 // mfmaA: A[m][k] is in lane m + 16·(k/E), register (k mod E)/P, at element (k mod P) of the register,
-// with E elements per lane (8 int8, 4 f16) and P per register (4 int8, 2 f16).
+// with E elements per lane (8 int8, 4 f16 or bf16) and P per register (4 int8, 2 f16 or bf16).
 func mfmaA(form, m, k int) mfmaSlot {
 	e, p, bits := 8, 4, 8
-	if form == mfmaF16 {
+	if mfmaHalf(form) {
 		e, p, bits = 4, 2, 16
 	}
 	return mfmaSlot{lane: m + 16*(k/e), reg: (k % e) / p, shift: bits * (k % p)}
@@ -71,7 +83,7 @@ func mfmaB(form, k, n int) mfmaSlot { return mfmaA(form, n, k) }
 // mfmaCD: C[m][n] and D[m][n] are in lane n + 16·(m/4), register m mod 4.
 func mfmaCD(m, n int) mfmaSlot { return mfmaSlot{lane: n + 16*(m/4), reg: m % 4} }
 
-// mfmaProblem is one MFMA: A (16×K) and B (K×16) as element bits (int8 bytes or f16 bits), C as
+// mfmaProblem is one MFMA: A (16×K) and B (K×16) as element bits (int8 bytes, f16 or bf16 bits), C as
 // int32 or f32 bits.
 type mfmaProblem struct {
 	name string
@@ -83,7 +95,7 @@ type mfmaProblem struct {
 // mfmaPack places A, B and C in the lanes' registers by the documented layout.
 func mfmaPack(p *mfmaProblem, form int) (a, b, c [64][4]uint32) {
 	mask := uint32(0xFF)
-	if form == mfmaF16 {
+	if mfmaHalf(form) {
 		mask = 0xFFFF
 	}
 	for m := 0; m < 16; m++ {
@@ -108,7 +120,8 @@ func mfmaPack(p *mfmaProblem, form int) (a, b, c [64][4]uint32) {
 }
 
 // mfmaWant is the model's D[m][n] (docs/kernels.md): i8, the exact sum in 64 bits wrapped to
-// int32; f16, the float64 sum of the exact products in k order, plus C, rounded once to float32.
+// int32; f16 and bf16, the float64 sum of the exact products in k order, plus C, rounded once to
+// float32.
 func mfmaWant(p *mfmaProblem, form, m, n int) uint32 {
 	if form == mfmaI8 {
 		s := int64(int32(p.C[m][n]))
@@ -119,17 +132,17 @@ func mfmaWant(p *mfmaProblem, form, m, n int) uint32 {
 	}
 	s := 0.0
 	for k := 0; k < 16; k++ {
-		s += f16(p.A[m][k]) * f16(p.B[k][n])
+		s += mfmaElem(form, p.A[m][k]) * mfmaElem(form, p.B[k][n])
 	}
 	return math.Float32bits(float32(s + float64(math.Float32frombits(p.C[m][n]))))
 }
 
-// mfmaWithinHardware: gfx942's f16 result may differ from the model's by at most 16 correctly
-// rounded fp32 additions of the 17 terms (matrixSumTol); specials must match.
-func mfmaWithinHardware(p *mfmaProblem, m, n int, got uint32) bool {
+// mfmaWithinHardware: gfx942's f16 or bf16 result may differ from the model's by at most 16
+// correctly rounded fp32 additions of the 17 terms (matrixSumTol); specials must match.
+func mfmaWithinHardware(p *mfmaProblem, form, m, n int, got uint32) bool {
 	s, abs := 0.0, 0.0
 	for k := 0; k < 16; k++ {
-		x := f16(p.A[m][k]) * f16(p.B[k][n])
+		x := mfmaElem(form, p.A[m][k]) * mfmaElem(form, p.B[k][n])
 		s, abs = s+x, abs+math.Abs(x)
 	}
 	c := float64(math.Float32frombits(p.C[m][n]))
@@ -236,10 +249,10 @@ func (r *mfmaRunner) check(t *testing.T, form int, probs []*mfmaProblem) {
 				s := mfmaCD(m, n)
 				got, exp := ds[i][s.lane][s.reg], mfmaWant(p, form, m, n)
 				ok := got == exp
-				if !ok && form == mfmaF16 {
+				if !ok && mfmaHalf(form) {
 					g, e := float64(math.Float32frombits(got)), float64(math.Float32frombits(exp))
 					ok = math.IsNaN(g) && math.IsNaN(e)
-					if !ok && r.hw && mfmaWithinHardware(p, m, n, got) {
+					if !ok && r.hw && mfmaWithinHardware(p, form, m, n, got) {
 						ok = true
 						differ++
 					}
@@ -396,7 +409,71 @@ func mfmaF16Problems(rng *rand.Rand) []*mfmaProblem {
 	return ps
 }
 
-// TestMFMAModel checks both MFMA forms against the test's own product through the documented
+// mfmaBF16Problems: the bf16 form on normal bf16 values: moderate and wide ranges (beyond f16's),
+// a position map, products near 2^120 (finite sums), specials and the rounding probe. bf16
+// subnormals are left out, as for the WMMA bf16 form: the hardware's handling is not documented.
+func mfmaBF16Problems(rng *rand.Rand) []*mfmaProblem {
+	var ps []*mfmaProblem
+	add := func(name string, fill func(p *mfmaProblem)) {
+		p := &mfmaProblem{name: name}
+		fill(p)
+		ps = append(ps, p)
+	}
+	randAB := func(p *mfmaProblem, lo, hi int) {
+		for m := 0; m < 16; m++ {
+			for k := 0; k < 16; k++ {
+				p.A[m][k], p.B[k][m] = randBF16(rng, lo, hi), randBF16(rng, lo, hi)
+			}
+		}
+	}
+	randC := func(p *mfmaProblem, lo, hi int) {
+		for m := 0; m < 16; m++ {
+			for n := 0; n < 16; n++ {
+				p.C[m][n] = math.Float32bits(float32(rng.NormFloat64() * math.Ldexp(1, lo+rng.IntN(hi-lo+1))))
+			}
+		}
+	}
+	for i := 0; i < 4; i++ { // 2^-10..2^10
+		add(fmt.Sprintf("random%d", i), func(p *mfmaProblem) { randAB(p, 117, 137); randC(p, -8, 12) })
+	}
+	add("random-wide", func(p *mfmaProblem) { randAB(p, 80, 170); randC(p, -40, 40) }) // 2^-47..2^43
+	// one product per element, distinct everywhere: a position map
+	add("single", func(p *mfmaProblem) {
+		for m := 0; m < 16; m++ {
+			p.A[m][(m+5)%16] = exactBF16(float64(m + 1))
+		}
+		for k := 0; k < 16; k++ {
+			for n := 0; n < 16; n++ {
+				p.B[k][n] = exactBF16(math.Ldexp(1+float64(n)/128, k-8))
+			}
+		}
+	})
+	add("large", func(p *mfmaProblem) { // products near 2^120, signs mixed: finite sums of 2^124 size
+		randAB(p, 186, 187)
+	})
+	add("specials", func(p *mfmaProblem) { // NaN, inf·0, -0, C = -inf
+		randAB(p, 120, 134)
+		p.A[3][7] = 0x7FC0                    // NaN: row 3 NaN
+		p.A[5][2], p.B[2][9] = 0x7F80, 0x0000 // inf·0: D[5][9] NaN, the rest of row 5 ±inf
+		p.C[8][8] = math.Float32bits(float32(math.Inf(-1)))
+		for k := 0; k < 16; k++ {
+			p.A[12][k] = 0x8000 // -0 · x: row 12 of D is C's
+		}
+		p.C[12][4] = 0x80000000
+	})
+	// Rounding probe: 1 + fifteen products of 2^-25 (2^-12 · 2^-13). Rounded once: 1 + 4·2^-23.
+	add("rounding-probe", func(p *mfmaProblem) {
+		for m := 0; m < 16; m++ {
+			for k := 0; k < 16; k++ {
+				p.A[m][k], p.B[k][m] = 0x3980, 0x3900
+			}
+			p.A[m][0], p.B[0][m] = 0x3F80, 0x3F80
+		}
+	})
+	return ps
+}
+
+// TestMFMAModel checks the three MFMA forms against the test's own product through the documented
 // register layout.
 func TestMFMAModel(t *testing.T) {
 	r := newMFMARunner(t)
@@ -404,6 +481,7 @@ func TestMFMAModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(0x3F3F, 2))
 	t.Run("i32_i8", func(t *testing.T) { r.check(t, mfmaI8, mfmaI8Problems(rng)) })
 	t.Run("f32_f16", func(t *testing.T) { r.check(t, mfmaF16, mfmaF16Problems(rng)) })
+	t.Run("f32_bf16", func(t *testing.T) { r.check(t, mfmaBF16, mfmaBF16Problems(rng)) })
 }
 
 // TestMFMAExchange runs the model's 64-lane operand exchange alone (form 2): on CUDA the path
@@ -464,8 +542,8 @@ func TestMFMAExchange(t *testing.T) {
 // element) slot of A, B and C/D holds exactly one matrix element, and the corners AMD's tables
 // show are where this file puts them.
 func TestMFMAFacts(t *testing.T) {
-	for _, form := range []int{mfmaI8, mfmaF16} {
-		per := map[int]int{mfmaI8: 4, mfmaF16: 2}[form] // elements per register
+	for _, form := range []int{mfmaI8, mfmaF16, mfmaBF16} {
+		per := map[int]int{mfmaI8: 4, mfmaF16: 2, mfmaBF16: 2}[form] // elements per register
 		seenA, seenB := map[mfmaSlot]bool{}, map[mfmaSlot]bool{}
 		for m := 0; m < 16; m++ {
 			for k := 0; k < mfmaK(form); k++ {
@@ -502,6 +580,8 @@ func TestMFMAFacts(t *testing.T) {
 		{"f16 A[0][4]", mfmaA(mfmaF16, 0, 4), mfmaSlot{16, 0, 0}},
 		{"f16 A[2][15]", mfmaA(mfmaF16, 2, 15), mfmaSlot{50, 1, 16}},
 		{"f16 B[7][1]", mfmaB(mfmaF16, 7, 1), mfmaSlot{17, 1, 16}},
+		{"bf16 A[2][15]", mfmaA(mfmaBF16, 2, 15), mfmaSlot{50, 1, 16}},
+		{"bf16 B[7][1]", mfmaB(mfmaBF16, 7, 1), mfmaSlot{17, 1, 16}},
 		{"D[4][0]", mfmaCD(4, 0), mfmaSlot{16, 0, 0}},
 		{"D[3][0]", mfmaCD(3, 0), mfmaSlot{0, 3, 0}},
 		{"D[15][15]", mfmaCD(15, 15), mfmaSlot{63, 3, 0}},
@@ -550,6 +630,9 @@ func TestMFMACalculatorTables(t *testing.T) {
 		{"cdna3_v_mfma_f32_16x16x16_f16_A.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, func(m, k int) mfmaSlot { return mfmaA(mfmaF16, m, k) }, 16},
 		{"cdna3_v_mfma_f32_16x16x16_f16_B.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, func(k, n int) mfmaSlot { return mfmaB(mfmaF16, k, n) }, 16},
 		{"cdna3_v_mfma_f32_16x16x16_f16_D.csv", "V_MFMA_F32_16X16X16_F16", 16, 16, mfmaCD, 32},
+		{"cdna3_v_mfma_f32_16x16x16_bf16_A.csv", "V_MFMA_F32_16X16X16_BF16", 16, 16, func(m, k int) mfmaSlot { return mfmaA(mfmaBF16, m, k) }, 16},
+		{"cdna3_v_mfma_f32_16x16x16_bf16_B.csv", "V_MFMA_F32_16X16X16_BF16", 16, 16, func(k, n int) mfmaSlot { return mfmaB(mfmaBF16, k, n) }, 16},
+		{"cdna3_v_mfma_f32_16x16x16_bf16_D.csv", "V_MFMA_F32_16X16X16_BF16", 16, 16, mfmaCD, 32},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "mfma", tc.file))

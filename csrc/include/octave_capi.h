@@ -444,8 +444,8 @@ int32_t octave_reduce(octave_ctx* ctx, const octave_reduce_args* a);
  * whole prefix (from the packed cache) and to the chunk's rows cu_seqlens_q[s]..j of k and v
  * (exact, causal). q, k, v are taken ROTATED and out is written ROTATED: rotate them with
  * octave_rotate (table there). Rows of out that belong to no sequence are not written.
- * dtype: fp16, and bf16 as an Octant extension of the portable, WMMA and mma tiers (docs/contract.md
- * §3.5 asks for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE).
+ * dtype: fp16, and bf16 as an Octant extension of the portable, WMMA, mfma and mma tiers
+ * (docs/contract.md §3.5 asks for fp16 only; a tier without bf16 refuses it with OCTAVE_ERR_DTYPE).
  * Portable tier, numeric profile prefill-fp32: q, k, v are converted exactly to float32; the cached prefix is
  * dequantized exactly (codebook x fp16 scale / 64, exact in float32) in the rotated space; scores
  * are float32 dot products (sequential fused multiply-add over the 256 dims) times

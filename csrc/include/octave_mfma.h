@@ -3,8 +3,9 @@
 // functions, so the same kernel source runs on all three (docs/kernels.md, "The MFMA instructions
 // and their model", has the facts, their sources and what the model assumes where they are silent).
 //
-//   OCT_AMD gfx942   __builtin_amdgcn_mfma_i32_16x16x32_i8 and __builtin_amdgcn_mfma_f32_16x16x16f16
-//                    (v_mfma_i32_16x16x32_i8, v_mfma_f32_16x16x16_f16), cbsz = abid = blgp = 0
+//   OCT_AMD gfx942   __builtin_amdgcn_mfma_i32_16x16x32_i8, __builtin_amdgcn_mfma_f32_16x16x16f16 and
+//                    __builtin_amdgcn_mfma_f32_16x16x16bf16_1k (v_mfma_i32_16x16x32_i8,
+//                    v_mfma_f32_16x16x16_f16, v_mfma_f32_16x16x16_bf16), cbsz = abid = blgp = 0
 //   OCT_EMU          the model; the 64 fibers of the hardware wave meet at each call
 //                    (oct_emu_wave64_exchange)
 //   OCT_NV           the model; a wave of 64 is two warps of 32 (threads 64w..64w+63 of the block),
@@ -22,6 +23,7 @@
 //                B[k][n]: lane n + 16·(k/8), register (k mod 8)/4, byte k mod 4.
 //   f16, K = 16  A[m][k]: lane m + 16·(k/4), register (k mod 4)/2, half k mod 2.
 //                B[k][n]: lane n + 16·(k/4), register (k mod 4)/2, half k mod 2.
+//   bf16, K = 16 the f16 form's layout, element for element.
 //   C/D (both)   D[m][n]: lane n + 16·(m/4), register m mod 4 (32-bit int32 or f32).
 // So lane l holds column l mod 16 of D, rows 4·(l/16) .. 4·(l/16)+3; A's lane group l/16 holds the
 // k range of that group (each of the 64 lanes holds distinct data: no replication as in wave32 WMMA).
@@ -32,6 +34,8 @@
 //   f32 ← f16  the 16 products are exact in float64; they are summed in float64 in k order 0..15,
 //              C is added, and the sum is rounded once to float32 (nearest even). IEEE specials
 //              (NaN, ±inf, inf·0) as float64 has them; f16 and f32 subnormals are kept.
+//   f32 ← bf16 as f32 ← f16 with bf16 operands: each product of two bf16 values (8 significant
+//              bits each) is exact in float64; the sum in k order, plus C, rounded once to float32.
 #pragma once
 
 #include "octave_arch.h"
@@ -41,13 +45,13 @@
 struct OctMfmaI8 {  // 8 int8 values of A or B (i8 form): byte j of r[j >> 2] is k = 8·(lane/16) + j
   uint32_t r[2];
 };
-struct OctMfmaH16 {  // 4 f16 values of A or B (f16 form): half j of r[j >> 1] is k = 4·(lane/16) + j
+struct OctMfmaH16 {  // 4 f16 (bf16) values of A or B (f16, bf16 form): half j of r[j >> 1] is k = 4·(lane/16) + j
   uint32_t r[2];
 };
 struct OctMfmaI32 {  // C/D of the i8 form: r[i] = D[4·(lane/16) + i][lane mod 16]
   int32_t r[4];
 };
-struct OctMfmaF32 {  // C/D of the f16 form: r[i] = D[4·(lane/16) + i][lane mod 16]
+struct OctMfmaF32 {  // C/D of the f16 and bf16 forms: r[i] = D[4·(lane/16) + i][lane mod 16]
   float r[4];
 };
 
@@ -79,6 +83,7 @@ OCT_DEV int oct_mfma_lane() { return oct_tid() & 63; }
 typedef int OctV4iM __attribute__((ext_vector_type(4)));
 typedef float OctV4fM __attribute__((ext_vector_type(4)));
 typedef _Float16 OctV4hM __attribute__((ext_vector_type(4)));
+typedef short OctV4sM __attribute__((ext_vector_type(4)));  // bf16 operands (clang 19 takes them as i16)
 
 // v_mfma_i32_16x16x32_i8
 OCT_DEV OctMfmaI32 oct_mfma_i32_16x16x32_i8(const OctMfmaI8& a, const OctMfmaI8& b, const OctMfmaI32& c) {
@@ -90,6 +95,12 @@ OCT_DEV OctMfmaI32 oct_mfma_i32_16x16x32_i8(const OctMfmaI8& a, const OctMfmaI8&
 OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
   const OctV4fM d = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(OctV4hM, a), __builtin_bit_cast(OctV4hM, b),
                                                           __builtin_bit_cast(OctV4fM, c), 0, 0, 0);
+  return __builtin_bit_cast(OctMfmaF32, d);
+}
+// v_mfma_f32_16x16x16_bf16 (the builtin's name is CDNA2's v_mfma_f32_16x16x16bf16_1k)
+OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_bf16(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
+  const OctV4fM d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(OctV4sM, a), __builtin_bit_cast(OctV4sM, b),
+                                                               __builtin_bit_cast(OctV4fM, c), 0, 0, 0);
   return __builtin_bit_cast(OctMfmaF32, d);
 }
 
@@ -141,6 +152,7 @@ OCT_DEV int oct_mfma_row(int i, int g) { return OCT_MUTANT(OCT_MUT_MFMA_D_ROWS) 
 // Byte j (0..3) of a register, as a signed value.
 OCT_DEV int oct_mfma_s8(uint32_t reg, int j) { return (int)(int8_t)(uint8_t)(reg >> (8 * j)); }
 OCT_DEV double oct_mfma_h2d(uint32_t reg, int half) { return (double)oct_f16_to_f32((uint16_t)(reg >> (16 * half))); }
+OCT_DEV double oct_mfma_b2d(uint32_t reg, int half) { return (double)oct_bf16_to_f32((uint16_t)(reg >> (16 * half))); }
 
 // i32 ← i8 (the model of v_mfma_i32_16x16x32_i8).
 OCT_DEV OctMfmaI32 oct_mfma_i32_16x16x32_i8(const OctMfmaI8& a, const OctMfmaI8& b, const OctMfmaI32& c) {
@@ -161,8 +173,10 @@ OCT_DEV OctMfmaI32 oct_mfma_i32_16x16x32_i8(const OctMfmaI8& a, const OctMfmaI8&
   return d;
 }
 
-// f32 ← f16 (the model of v_mfma_f32_16x16x16_f16).
-OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
+// f32 ← f16 (BF false: the model of v_mfma_f32_16x16x16_f16) or ← bf16 (BF true: of
+// v_mfma_f32_16x16x16_bf16); the two differ only in the element type.
+template <bool BF>
+OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_h(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
   const uint32_t mine[4] = {a.r[0], a.r[1], b.r[0], b.r[1]};
   const OctMfmaExchange<4> x(mine);
   const int l = oct_mfma_lane(), n = l & 15, g = l >> 4;
@@ -172,12 +186,19 @@ OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH
     double s = 0.0;
     for (int k = 0; k < 16; k++) {
       const int reg = (k & 3) >> 1, half = k & 1, grp = 16 * (k >> 2);
-      s += oct_mfma_h2d(x.get(m + grp, reg), half) * oct_mfma_h2d(x.get(n + grp, 2 + reg), half);
+      s += BF ? oct_mfma_b2d(x.get(m + grp, reg), half) * oct_mfma_b2d(x.get(n + grp, 2 + reg), half)
+              : oct_mfma_h2d(x.get(m + grp, reg), half) * oct_mfma_h2d(x.get(n + grp, 2 + reg), half);
     }
     d.r[i] = (float)(s + (double)c.r[i]);
   }
   x.done();
   return d;
+}
+OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_f16(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
+  return oct_mfma_f32_16x16x16_h<false>(a, b, c);
+}
+OCT_DEV OctMfmaF32 oct_mfma_f32_16x16x16_bf16(const OctMfmaH16& a, const OctMfmaH16& b, const OctMfmaF32& c) {
+  return oct_mfma_f32_16x16x16_h<true>(a, b, c);
 }
 
 #endif  // OCT_MFMA_MODEL

@@ -94,12 +94,13 @@ int32_t octave_mma_selftest(octave_ctx* ctx, const octave_mma_selftest_args* a);
 enum octave_mfma_form {
   OCTAVE_MFMA_I32_16X16X32_I8 = 0,  /* v_mfma_i32_16x16x32_i8: D i32 = A i8 · B i8 + C i32 */
   OCTAVE_MFMA_F32_16X16X16_F16 = 1, /* v_mfma_f32_16x16x16_f16: D f32 = A f16 · B f16 + C f32 */
-  OCTAVE_MFMA_EXCHANGE = 2          /* the model's operand exchange (emulator and CUDA builds only) */
+  OCTAVE_MFMA_EXCHANGE = 2,         /* the model's operand exchange (emulator and CUDA builds only) */
+  OCTAVE_MFMA_F32_16X16X16_BF16 = 3 /* v_mfma_f32_16x16x16_bf16: D f32 = A bf16 · B bf16 + C f32 */
 };
 
 typedef struct octave_mfma_selftest_args {
   uint64_t struct_size;
-  const uint32_t* a; /* device, [n][64 lanes][4] registers (forms 0 and 1 read the first 2 of each 4), 4-byte aligned */
+  const uint32_t* a; /* device, [n][64 lanes][4] registers (forms 0, 1 and 3 read the first 2 of each 4), 4-byte aligned */
   const uint32_t* b; /* device, [n][64][4] registers, the same way */
   const uint32_t* c; /* device, [n][64][4] C registers (int32 or f32 bits) */
   uint32_t* d;       /* device, [n][64][4] D registers, written */
