@@ -161,7 +161,7 @@ mfma_tests() {
   for tool in none memcheck racecheck synccheck; do
     step "TestMFMA* ($tool)"
     pre=""; [ $tool != none ] && pre="compute-sanitizer --tool $tool --error-exitcode 9"
-    (cd grids && OCTANT_LIB=$lib timeout -k 10 300 $pre ../bin/grids.test -test.run 'MFMA' -test.count=1 -test.v) > "$work/mfma-$tool.log" 2>&1
+    (cd grids && OCTANT_LIB=$lib timeout -k 10 ${MFMA_TIMEOUT:-300} $pre ../bin/grids.test -test.run 'MFMA' -test.count=1 -test.v) > "$work/mfma-$tool.log" 2>&1
     echo "exit $?: $(grep -c -- '--- PASS' "$work/mfma-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/mfma-$tool.log") failed, $(grep -c -- '--- SKIP' "$work/mfma-$tool.log") skipped" | tee -a "$log"
     grep -E -- '--- FAIL|ERROR SUMMARY|^(ok|PASS|FAIL)$' "$work/mfma-$tool.log" | head -5 | cut -c1-300 | tee -a "$log"
   done
@@ -542,26 +542,42 @@ native)
   tar -C "$work" -czf "$out/fuzzcache.tgz" fuzzcache regressions 2>/dev/null
   ;;
 mfma)
-  skip mfma || mfma_tests
+  # The steps run side by side (one GPU, many cores): the model's tests, the full grids and the
+  # three sanitizers, then the properties and the fuzz targets.
+  pids=()
+  skip mfma || { mfma_tests > /dev/null 2>&1 & pids+=($!); }
+  if ! skip grid; then
+    (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${GRID_TIMEOUT:-400} ../bin/grids.test -test.count=1 -test.v \
+      -test.run '^TestDecode|^TestReduce|^TestPrefill' -test.timeout 30m > "$work/grid.log" 2>&1; echo "grid exit $?" > "$work/grid.exit") & pids+=($!)
+  fi
+  if ! skip sanitize; then
+    for tool in memcheck racecheck synccheck; do
+      (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 \
+        ../bin/grids.test -test.short -test.count=1 -test.v -test.run '^TestDecodeGrid$|^TestDecodeLengths$|^TestPrefillGrid$' > "$work/san-$tool.log" 2>&1
+        echo "$tool exit $?" > "$work/san-$tool.exit") & pids+=($!)
+    done
+  fi
+  for p in "${pids[@]}"; do wait $p; done
+  skip mfma || for tool in none memcheck racecheck synccheck; do
+    echo "TestMFMA* ($tool): $(grep -c -- '--- PASS' "$work/mfma-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/mfma-$tool.log") failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/mfma-$tool.log" | tail -1)" | tee -a "$log"
+  done
   if ! skip grid; then
     step "the full decode, reduce and prefill grids on mfma-model (long context to 131072 tokens)"
-    (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${GRID_TIMEOUT:-400} ../bin/grids.test -test.count=1 -test.v \
-      -test.run '^TestDecode|^TestReduce|^TestPrefill' -test.timeout 30m) > "$work/grid.log" 2>&1 || status=1
+    cat "$work/grid.exit" | tee -a "$log"; grep -q "exit 0" "$work/grid.exit" || status=1
     grid_summary
     grep -E -- '--- (PASS|FAIL): Test(Decode|Prefill)Long(First)?/' "$work/grid.log" | grep mfma | head -12 | cut -c1-200 | tee -a "$log"
   fi
   if ! skip sanitize; then
     for tool in memcheck racecheck synccheck; do
       step "compute-sanitizer $tool, the -short decode and prefill grids on mfma-model"
-      (cd grids && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 \
-        ../bin/grids.test -test.short -test.count=1 -test.v -test.run '^TestDecodeGrid$|^TestDecodeLengths$|^TestPrefillGrid$') > "$work/san-$tool.log" 2>&1
-      echo "exit $?: $(grep -c -- '--- PASS' "$work/san-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/san-$tool.log") failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/san-$tool.log" | tail -1)" | tee -a "$log"
+      echo "$(cat "$work/san-$tool.exit"): $(grep -c -- '--- PASS' "$work/san-$tool.log") passed, $(grep -c -- '--- FAIL' "$work/san-$tool.log") failed; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/san-$tool.log" | tail -1)" | tee -a "$log"
+      grep -q "exit 0" "$work/san-$tool.exit" || { status=1; grep -E -- '--- FAIL|Invalid|Race|Error' "$work/san-$tool.log" | head -5 | cut -c1-300 | tee -a "$log"; }
     done
   fi
   if ! skip props; then
     step "the rapid, must-not-matter and isolation properties on mfma-model (CHECKS ${CHECKS:-200})"
     (cd fuzz && OCTANT_LIB=$lib OCTANT_TIERS=mfma-model timeout -k 10 ${PROPS_TIMEOUT:-300} ../bin/fuzz-plain.test -test.count=1 -test.v \
-      -test.run '^(TestGPU|TestMustNotMatter|TestIsolation)' -rapid.checks=${CHECKS:-200}) > "$work/props.log" 2>&1 || status=1
+      -test.run '^(TestGPU|TestMustNotMatter|TestIsolationDecode|TestIsolationSmallCases)' -rapid.checks=${CHECKS:-200}) > "$work/props.log" 2>&1 || status=1
     echo "$(grep -c -E -- '^--- PASS' "$work/props.log") passed, $(grep -c -E -- '^--- FAIL' "$work/props.log") failed, $(grep -c -E -- '^--- SKIP' "$work/props.log") skipped" | tee -a "$log"
     grep -E -- '^--- FAIL|rapid\]' "$work/props.log" | head -8 | cut -c1-300 | tee -a "$log"
   fi
