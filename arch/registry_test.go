@@ -6,13 +6,10 @@ import (
 	"testing"
 )
 
-// TestMissingNativeKernels pins today's verdicts: gfx1100 and gfx942 require native decode and
-// prefill tiers; gfx1100's wmma tier has both (issue 14), so nothing is missing there (its static
-// certificate is NOT CERTIFIED only because nothing ran); gfx942's mfma tier has no decode and a
-// prefill registered (its profile, which the judges hold the mfma-model prefill to) but not marked
-// built (its kernels are not among gfx942's Kernels, so no code object evidence is asked of them),
-// so it is not certifiable, with each missing kernel named; sm_90 requires its mma tier (decode and
-// prefill, issue 15), which is built; the emulator requires only the portable tier.
+// TestMissingNativeKernels pins the verdicts of the registry: gfx1100 and gfx942 require native
+// decode and prefill tiers, and their wmma and mfma tiers have both, so nothing is missing there
+// (a static certificate of either is NOT CERTIFIED only because nothing ran); sm_90 requires its
+// mma tier (decode and prefill), which is built; the emulator requires only the portable tier.
 func TestMissingNativeKernels(t *testing.T) {
 	want := map[string][]string{
 		"gfx1100": nil,
