@@ -22,7 +22,7 @@ const (
 	// LibEnv names the kernel library the tests and the commands' --lib default to.
 	LibEnv = "OCTANT_LIB"
 	// TiersEnv restricts the library to the listed tiers (comma-separated names, such as
-	// "portable" or "wmma-model"): to fuzz one tier while it is being developed.
+	// "portable", "wmma-model" or "mfma-model"): to fuzz or test one tier while it is being developed.
 	TiersEnv = "OCTANT_TIERS"
 	// ReplayCmdEnv replaces the replay command in failure messages (a machine without Go runs
 	// the prebuilt binary: OCTANT_REPLAY_CMD="bin/octant replay").
