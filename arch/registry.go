@@ -35,8 +35,7 @@ type Tier struct {
 	DecodeProfile  string // docs/contract.md §5 profile of its decode ("" if no decode)
 	PrefillProfile string // profile of its prefill ("" if no prefill)
 	// Built says the tier's kernels are compiled into the library this repository builds. A tier
-	// that is registered but not built (gfx942's mfma until its kernels exist) cannot be
-	// certified: Missing names it.
+	// that is registered but not built cannot be certified: Missing names it.
 	Built bool
 	// NotBuilt lists the ops of a built tier whose kernels do not exist yet (gfx1100's wmma tier
 	// had its decode, issue 14 part 1, before its prefill, part 2): the architecture stays not
