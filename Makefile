@@ -103,7 +103,7 @@ conform: bin/octant
 	    $(MAKE) --no-print-directory emu && \
 	    bin/octant conform --lib $(CURDIR)/$(KBUILD)/liboctave_emu.so --fixed 32 --budget $(CONFORM_EMU_BUDGET) --out $(KBUILD)/conform-emu; e=$$?; \
 	    echo "conform: gfx1100 exit $$a, gfx942 exit $$b (1 = not certified: a static check never certifies" \
-	      "(gfx1100 certifies on the model: docs/conformance.md), and gfx942's MFMA decode and prefill do not exist yet);" \
+	      "(gfx1100 and gfx942 certify on their instruction models with a GPU library: docs/conformance.md));" \
 	      "CPU emulator exit $$e (0 = certified on the emulator, with plots);" \
 	      "reports in $(KBUILD)/conform-gfx1100, $(KBUILD)/conform-gfx942 and $(KBUILD)/conform-emu"; [ $$a -le 1 ] && [ $$b -le 1 ] && [ $$e -eq 0 ]; }; \
 	fi
