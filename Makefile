@@ -33,7 +33,7 @@ bin/octant:
 # minutes) and through vLLM's op schemas in torch mode (make torch-test, about 2 minutes), and the
 # judges on the pure-Python implementation (make pyref-test, about 1.5 minutes) and the campaign
 # templates (make deploy-test, about 15 s). The emulator
-# library is built (or brought up to date) first: cmd/octant's conform test runs on it. About 30
+# library is built (or brought up to date) first: cmd/octant's conform test runs on it. About 37
 # minutes on 2 cores, peak memory about 8 GB (README).
 #
 # The steps run in a sub-make (test-steps), which stops at the first failure; whatever it did, the
