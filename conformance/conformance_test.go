@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"math"
@@ -281,5 +282,29 @@ func TestMissingKernelIsAFailingCase(t *testing.T) {
 	}
 	if !strings.Contains(string(x), `<testcase name="decode/mfma/missing"`) || !strings.Contains(string(x), `<failure message="required kernel missing: decode: the mfma tier`) {
 		t.Errorf("junit.xml does not fail the missing kernel:\n%s", x)
+	}
+}
+
+// TestModelNeedsInstructionModel: certifying on a model an architecture whose instructions this
+// repository does not model (sm_90, the emulator) is refused before anything runs, and the two
+// AMD architectures name the model their certificates rest on.
+func TestModelNeedsInstructionModel(t *testing.T) {
+	for _, name := range []string{"sm_90", "emu"} {
+		a, err := arch.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Model(context.Background(), nil, a, "", Options{}, Suite{}); err == nil || !strings.Contains(err.Error(), "has no model of its instructions") {
+			t.Errorf("%s on a model: %v, expected a refusal naming the missing model", name, err)
+		}
+	}
+	for name, want := range map[string]string{"gfx1100": "WMMA", "gfx942": "MFMA"} {
+		a, err := arch.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Model == nil || a.Model.Instructions != want {
+			t.Errorf("%s: instruction model %+v, expected %s", name, a.Model, want)
+		}
 	}
 }
